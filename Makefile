@@ -1,0 +1,23 @@
+# zkmodel — make targets. `make help` lists them.
+GO       ?= go
+PKGS     ?= ./...
+SHELL    := /bin/bash
+
+.PHONY: help test check replay ensemble real herd fidelity bench vet fmt zookeeper
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
+
+zookeeper: ## install Debian's ZooKeeper 3.8 when it is missing (needs root)
+	@if [ ! -f /usr/share/java/zookeeper.jar ]; then \
+		echo "installing Debian's zookeeper package (ZooKeeper 3.8 and Java)…"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper >/dev/null; \
+	fi
+	@test -f /usr/share/java/zookeeper.jar || { echo "zookeeper.jar still missing: install Debian's zookeeper package, or set ZK_SERVERS=host:port,… to use your own ensemble"; exit 1; }
+
+vet: ## gofmt and go vet
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
+	$(GO) vet $(PKGS)
+
+test: zookeeper vet ## run every test, the real-ensemble ones included
+	$(GO) test -count=1 -timeout 20m $(PKGS)
