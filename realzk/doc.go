@@ -1,0 +1,95 @@
+// Package realzk runs real ZooKeeper for tests: it starts a ZooKeeper 3.8
+// ensemble from Debian's zookeeper package on 127.0.0.1, injects server and
+// network faults into it, and tears it all down again.
+//
+// # Ensembles
+//
+// Start brings up N servers (default 3), each a JVM running QuorumPeerMain
+// from /usr/share/java/zookeeper.jar with its own data directory, myid,
+// zoo.cfg and log file under one temporary directory (realzk-*), on client,
+// quorum and election ports picked free at start. It returns once every
+// server answers the "srvr" four-letter word with a mode and one leads:
+//
+//	e, err := realzk.Start(ctx, realzk.Config{})
+//	defer e.Close()
+//	conn, _, err := zk.Connect(e.Addrs(), time.Second)
+//
+// The servers run with tickTime 100 ms, so the session timeouts they accept
+// run from 200 ms (2 ticks) to 20 s (Config.MinSessionTimeout and
+// MaxSessionTimeout; a client asking for more or less gets the bound).
+// Sessions expire in buckets of one tick, so a session of timeout T whose
+// client falls silent expires between T and T+100 ms later. Other settings:
+// maxClientCnxns=0 (no per-client connection cap), 4lw.commands.whitelist=*
+// (every four-letter word, see FourLetter), admin.enableServer=false,
+// forceSync=no (a SIGKILL loses nothing the kernel already has), -Xmx96m.
+//
+// Faults: Kill(i) SIGKILLs server i's JVM; Restart(ctx, i) starts it again on
+// its data and waits until it has rejoined; Leader(ctx) says which server
+// leads; WaitQuorum(ctx) waits for a quorum; Heal(ctx) restarts every killed
+// server. Logs(i), LogPath(i) and LogTails(n) show the server logs.
+//
+// # Teardown
+//
+// Close SIGKILLs every JVM the ensemble started and removes its directory;
+// it is idempotent. When the Go process dies without calling Close (a
+// killed test binary), nothing keeps running: every JVM is its own process
+// group leader and is started with Linux's parent-death signal (SIGKILL),
+// from one goroutine locked to its OS thread for the life of the process
+// (Linux sends that signal when the forking thread exits, and Go may end
+// threads). The directory, which records its owner's pid and start time,
+// is removed by the next Start (SweepStale), which also kills any JVM still
+// carrying the dead owner's -Drealzk.dir marker.
+//
+// # In tests
+//
+// ForTest(t) starts an ensemble for one test and closes it in t.Cleanup,
+// printing the server logs when the test failed; it fails the test with
+// what to install when Java or ZooKeeper is missing. Shared(t) hands every
+// test of a binary one ensemble (start-up costs about 1.5 s), healing what
+// an earlier test killed; close it at the end with
+//
+//	func TestMain(m *testing.M) { os.Exit(realzk.RunTests(m)) }
+//
+// Tests on a shared ensemble use their own znode paths.
+//
+// # ZK_SERVERS
+//
+// With ZK_SERVERS=host:port,… set, ForTest, ForTestWith and Shared attach to
+// that running ensemble instead of starting one (Start does so when
+// Config.Addrs is set; FromEnv parses the variable). Every address must
+// accept connections, or the error names the unreachable ones. Kill and
+// Restart of an attached ensemble fail with ErrNotHarness; Leader, Mode and
+// WaitQuorum work when the servers answer "srvr".
+//
+// # Fault-injection proxy
+//
+// NewProxy(ctx, addr) puts a TCP proxy on 127.0.0.1 in front of one server;
+// connect one client through it, with that one address (go-zookeeper
+// shuffles a list, so one address pins the client):
+//
+//	p, _ := realzk.NewProxy(ctx, e.Addrs()[0])
+//	conn, events, _ := zk.Connect([]string{p.Addr()}, time.Second)
+//
+// Sever() closes every connection through it: connection loss. Freeze()
+// stops the bytes both ways but keeps the connections open: a partition, in
+// which the server expires the session after its timeout; Unfreeze() (or
+// Sever()) ends it. What go-zookeeper v1.0.4 does in each case is pinned
+// down by this package's tests (session_test.go):
+//
+// Sever, session kept: the client emits StateDisconnected, StateConnecting,
+// StateConnected, StateHasSession, with the same session id; requests in
+// flight fail with zk.ErrConnectionClosed (their effect on the server is
+// unknown); watches survive (go-zookeeper re-registers them).
+//
+// Freeze past the session timeout, then Unfreeze: after 2/3 of the session
+// timeout the client gives up on the connection (StateDisconnected;
+// requests in flight fail with zk.ErrConnectionClosed) and reconnects
+// (StateConnecting, StateConnected) through the frozen proxy. Once
+// unfrozen, the server answers that the session is gone: StateExpired, then
+// one EventNotWatching (State StateDisconnected, Err zk.ErrSessionExpired)
+// per watched path on the event channel, the same event on every ExistsW,
+// GetW and ChildrenW channel, then StateDisconnected, and go-zookeeper opens
+// a new session at once (StateConnecting, StateConnected, StateHasSession,
+// new session id). The old session's ephemeral nodes are gone. Requests
+// queued while disconnected are not failed: they run on the new session.
+package realzk

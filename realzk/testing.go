@@ -1,0 +1,127 @@
+package realzk
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// StartTimeout bounds how long the test helpers wait for an ensemble to
+// start or heal.
+const StartTimeout = 90 * time.Second
+
+// logLinesOnFailure is how much of each server log a failed test prints.
+const logLinesOnFailure = 40
+
+// ForTest starts an ensemble for test t (or attaches to ZK_SERVERS when set)
+// and registers its teardown with t.Cleanup, which also prints the tail of
+// every server log when t failed. It fails t with a message saying what to
+// install or set when no ensemble can be had.
+func ForTest(t testing.TB) *Ensemble {
+	t.Helper()
+	return ForTestWith(t, Config{})
+}
+
+// ForTestWith is ForTest with a Config; ZK_SERVERS, when set, overrides
+// cfg.Addrs.
+func ForTestWith(t testing.TB, cfg Config) *Ensemble {
+	t.Helper()
+	addrs, err := FromEnv()
+	if err != nil {
+		t.Fatalf("realzk: %v", err)
+	}
+	if addrs != nil {
+		cfg.Addrs = addrs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	e, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("realzk: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("realzk: test failed; server logs:\n%s", e.LogTails(logLinesOnFailure))
+		}
+		if err := e.Close(); err != nil {
+			t.Errorf("realzk: %v", err)
+		}
+	})
+	return e
+}
+
+// The ensemble Shared hands out: one per process.
+var shared struct {
+	mu       sync.Mutex
+	ensemble *Ensemble
+	err      error
+}
+
+// Shared returns the process-wide ensemble (3 servers, default Config, or
+// ZK_SERVERS when set), starting it on first use, so the tests of a package
+// share one ensemble. Each call first heals it (restarts servers an earlier
+// test killed and waits for a quorum), so a test may Kill servers and leave
+// the repair to the next user. Tests on a shared ensemble must use their own
+// znode paths (e.g. under "/"+t.Name()). Tear it down at the end of the test
+// binary with RunTests or CloseShared; if the binary dies first, Pdeathsig
+// and the next Start's SweepStale clean up.
+func Shared(t testing.TB) *Ensemble {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.err != nil {
+		t.Fatalf("realzk: shared ensemble unavailable: %v", shared.err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	if shared.ensemble == nil {
+		var cfg Config
+		cfg.Addrs, shared.err = FromEnv()
+		if shared.err == nil {
+			shared.ensemble, shared.err = Start(ctx, cfg)
+		}
+		if shared.err != nil {
+			t.Fatalf("realzk: start shared ensemble: %v", shared.err)
+		}
+	} else if err := shared.ensemble.Heal(ctx); err != nil {
+		t.Fatalf("realzk: shared ensemble: %v\n%s", err, shared.ensemble.LogTails(logLinesOnFailure))
+	}
+	e := shared.ensemble
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("realzk: test failed; shared ensemble server logs:\n%s", e.LogTails(logLinesOnFailure))
+		}
+	})
+	return e
+}
+
+// CloseShared tears down the ensemble Shared started, if any. Later calls to
+// Shared start a new one.
+func CloseShared() error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	e := shared.ensemble
+	shared.ensemble, shared.err = nil, nil
+	if e == nil {
+		return nil
+	}
+	return e.Close()
+}
+
+// RunTests runs m's tests, then closes the shared ensemble, and returns the
+// exit code. Use it as a package's TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(realzk.RunTests(m)) }
+func RunTests(m *testing.M) int {
+	code := m.Run()
+	if err := CloseShared(); err != nil {
+		fmt.Fprintf(os.Stderr, "realzk: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
