@@ -1,0 +1,247 @@
+package recipe
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Conn is the part of a ZooKeeper client the lock uses. *zk.Conn (go-zookeeper)
+// and *model.Conn (the in-memory fake) satisfy it as they are.
+type Conn interface {
+	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
+	Children(path string) ([]string, *zk.Stat, error)
+	ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error)
+	Delete(path string, version int32) error
+	SessionID() int64
+}
+
+var (
+	// ErrLocked is returned by Lock when this Lock value is already held or being acquired.
+	ErrLocked = errors.New("recipe: this Lock is already held or being acquired; call Unlock first or use another Lock value")
+	// ErrNotLocked is returned by Unlock when this Lock value does not hold the lock.
+	ErrNotLocked = errors.New("recipe: this Lock is not held; call Lock first")
+	// ErrLost says the lock node is gone: its session expired (or the node was deleted by
+	// someone else). Lock wraps it when it gives up waiting, Unlock when the hold was already lost.
+	ErrLost = errors.New("recipe: the lock node is gone (session expired or node deleted)")
+	// ErrBadPath is returned by Lock when the lock path is not an absolute ZooKeeper path.
+	ErrBadPath = errors.New("recipe: lock path must start with \"/\", not end with \"/\", and not be \"/\"")
+)
+
+// Option configures a Lock.
+type Option func(*Lock)
+
+// WithACL sets the ACL of the lock nodes and of any parent nodes the lock creates.
+// The default is zk.WorldACL(zk.PermAll).
+func WithACL(acl []zk.ACL) Option { return func(l *Lock) { l.acl = acl } }
+
+// WithCleanupTimeout bounds how long a failed Lock spends deleting its node (default 10s).
+func WithCleanupTimeout(d time.Duration) Option { return func(l *Lock) { l.cleanupTimeout = d } }
+
+// WithRandom sets the source of the random ids in lock node names (default
+// crypto/rand.Reader); a seeded source makes runs on the model reproducible.
+func WithRandom(r io.Reader) Option { return func(l *Lock) { l.rand = r } }
+
+// WithSuspendOnDisconnect makes Lost() close as soon as the connection is lost while the
+// lock is held, instead of only when the session expires. events must carry the
+// connection's session events (zk.EventSession, as sent on the channel zk.Connect returns)
+// and must be read by this Lock alone: use the channel from zk.Connect if nothing else
+// reads it, or give each Lock its own buffered channel fed from zk.WithEventCallback.
+func WithSuspendOnDisconnect(events <-chan zk.Event) Option {
+	return func(l *Lock) { l.sessionEvents = events }
+}
+
+// Lock is a distributed mutual-exclusion lock on one ZooKeeper path. See the package
+// documentation for the algorithm. A Lock value is safe for concurrent use, but holds
+// the lock at most once at a time.
+type Lock struct {
+	conn           Conn
+	dir            string
+	acl            []zk.ACL
+	cleanupTimeout time.Duration
+	sessionEvents  <-chan zk.Event
+	rand           io.Reader
+
+	mu   sync.Mutex
+	busy bool  // Lock in progress or lock held
+	hold *hold // the current hold, nil when not held
+}
+
+// hold is one acquisition: the own node, its fencing token, and the loss signal.
+type hold struct {
+	node     string
+	token    int64
+	acquired chan struct{} // closed once the lock is held
+	done     chan struct{} // closed when the hold ends (released or abandoned)
+	lost     chan struct{}
+	lostOnce sync.Once
+}
+
+func (h *hold) markLost() { h.lostOnce.Do(func() { close(h.lost) }) }
+
+// NewLock returns a lock on the directory path (created on first use if missing).
+// Every process that wants the same lock uses the same path, and the path holds
+// nothing but lock nodes and unrelated children the lock ignores.
+func NewLock(conn Conn, path string, opts ...Option) *Lock {
+	l := &Lock{conn: conn, dir: path, acl: zk.WorldACL(zk.PermAll), cleanupTimeout: 10 * time.Second, rand: rand.Reader}
+	for _, opt := range opts {
+		opt(l)
+	}
+	return l
+}
+
+// Lock blocks until the lock is held, ctx is done, or the session is lost. On any
+// failure it deletes its own node before returning, so nothing waits behind a ghost.
+func (l *Lock) Lock(ctx context.Context) error {
+	if !validDir(l.dir) {
+		return fmt.Errorf("recipe: lock %q: %w", l.dir, ErrBadPath)
+	}
+	l.mu.Lock()
+	if l.busy {
+		l.mu.Unlock()
+		return ErrLocked
+	}
+	l.busy = true
+	l.mu.Unlock()
+
+	h, err := l.acquire(ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.busy = false
+		return fmt.Errorf("recipe: lock %s not acquired: %w", l.dir, err)
+	}
+	l.hold = h
+	return nil
+}
+
+func (l *Lock) acquire(ctx context.Context) (*hold, error) {
+	id, err := newID(l.rand)
+	if err != nil {
+		return nil, err
+	}
+	h := &hold{acquired: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
+	var inflight sync.WaitGroup // creates whose outcome is unknown, awaited by cleanup
+	fail := func(err error) (*hold, error) {
+		close(h.done)
+		return nil, errors.Join(err, l.cleanup(id, &inflight))
+	}
+	// Step 1: create the own node, recovering it by id if the reply is lost.
+	node, err := l.create(ctx, id, &inflight)
+	if err != nil {
+		return fail(err)
+	}
+	// Watch the own node for the whole hold: it fires when the session expires.
+	h.node = node
+	stat, ownEvents, err := l.watchOwn(ctx, node)
+	if err != nil {
+		return fail(err)
+	}
+	h.token = stat.Czxid
+	go h.followOwn(l.conn, ownEvents)
+	if l.sessionEvents != nil {
+		go h.followSession(l.sessionEvents)
+	}
+	for {
+		// Step 2: list without a watch and find the immediate predecessor.
+		pred, err := l.predecessor(ctx, id, node)
+		if errors.Is(err, zk.ErrConnectionClosed) {
+			continue
+		} else if err != nil {
+			return fail(err)
+		}
+		if pred == "" {
+			close(h.acquired)
+			return h, nil
+		}
+		// Step 3: watch the predecessor only; if it is already gone, re-list at once.
+		r, err := call(ctx, func() (exists, error) { return existsW(l.conn, l.dir+"/"+pred) })
+		if errors.Is(err, zk.ErrConnectionClosed) || err == nil && !r.ok {
+			continue
+		} else if err != nil {
+			return fail(fmt.Errorf("watch predecessor %s: %w", pred, err))
+		}
+		// Step 4: wait for the predecessor, cancellation or session loss.
+		select {
+		case ev := <-r.events:
+			if ev.Err != nil {
+				return fail(fmt.Errorf("%w: %w", ErrLost, ev.Err))
+			}
+		case <-h.lost:
+			return fail(ErrLost)
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		}
+	}
+}
+
+// Unlock releases the lock by deleting the own node. After a loss it still deletes
+// what is left and returns an error wrapping ErrLost.
+func (l *Lock) Unlock(ctx context.Context) error {
+	l.mu.Lock()
+	h := l.hold
+	l.mu.Unlock()
+	if h == nil {
+		return ErrNotLocked
+	}
+	retried := false
+	for {
+		_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(h.node, -1) })
+		switch {
+		case errors.Is(err, zk.ErrConnectionClosed):
+			retried = true // the delete may have been applied; try again to find out
+			continue
+		case err == nil || errors.Is(err, zk.ErrNoNode) && retried:
+			err = nil
+		case errors.Is(err, zk.ErrNoNode):
+			err = fmt.Errorf("recipe: unlock %s: the lock was already lost: %w", h.node, ErrLost)
+		default:
+			return fmt.Errorf("recipe: unlock %s: %w (call Unlock again to retry)", h.node, err)
+		}
+		l.mu.Lock()
+		l.hold, l.busy = nil, false
+		l.mu.Unlock()
+		close(h.done)
+		return err
+	}
+}
+
+// Token returns the fencing token of the current hold, or 0 when not held: the
+// creation zxid of the own node, which strictly increases from holder to holder.
+func (l *Lock) Token() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hold == nil {
+		return 0
+	}
+	return l.hold.token
+}
+
+// Lost returns a channel closed when the holder can no longer be sure it holds the lock.
+// When the lock is not held it returns an already closed channel.
+func (l *Lock) Lost() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hold == nil {
+		return closed
+	}
+	return l.hold.lost
+}
+
+// Path returns the full path of the own lock node, or "" when not held.
+func (l *Lock) Path() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hold == nil {
+		return ""
+	}
+	return l.hold.node
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

@@ -1,0 +1,286 @@
+package recipe
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Lock node names are "_c_<id>-lock-<sequence>", the protected form go-zookeeper's
+// CreateProtectedEphemeralSequential and Curator produce, so the locks interoperate.
+const (
+	protectedPrefix = "_c_"
+	lockMarker      = "-lock-"
+)
+
+// create makes the own ephemeral sequential node (step 1). When the reply is lost it
+// looks for a node carrying id before it creates another one, so no node is orphaned.
+// inflight counts creates whose outcome is not known yet, for cleanup.
+func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) (string, error) {
+	prefix := l.dir + "/" + protectedPrefix + id + lockMarker
+	for {
+		inflight.Add(1)
+		node, err := call(ctx, func() (string, error) {
+			defer inflight.Done()
+			return l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, l.acl)
+		})
+		switch {
+		case err == nil:
+			return node, nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := l.createParents(ctx); err != nil {
+				return "", err
+			}
+			continue
+		case !errors.Is(err, zk.ErrConnectionClosed):
+			return "", fmt.Errorf("create lock node: %w", err)
+		}
+		// The create may or may not have been applied: look before creating again.
+		for {
+			names, err := call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
+			if errors.Is(err, zk.ErrConnectionClosed) {
+				continue
+			} else if err != nil {
+				return "", fmt.Errorf("look for lock node after lost reply: %w", err)
+			}
+			for _, name := range names {
+				if nodeID, _, ok := parseNode(name); ok && nodeID == id {
+					return l.dir + "/" + name, nil
+				}
+			}
+			break
+		}
+	}
+}
+
+// createParents creates the lock directory and its ancestors as persistent nodes.
+func (l *Lock) createParents(ctx context.Context) error {
+	for i := 1; i <= len(l.dir); i++ {
+		if i < len(l.dir) && l.dir[i] != '/' {
+			continue
+		}
+		_, err := call(ctx, func() (string, error) { return l.conn.Create(l.dir[:i], nil, 0, l.acl) })
+		if errors.Is(err, zk.ErrConnectionClosed) {
+			i-- // retry this level; ErrNodeExists tells us if the lost create was applied
+		} else if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create lock directory %s: %w", l.dir[:i], err)
+		}
+	}
+	return nil
+}
+
+// watchOwn sets the watch on the own node that reports the loss of the session, and
+// checks that the node belongs to the connection's current session.
+func (l *Lock) watchOwn(ctx context.Context, node string) (*zk.Stat, <-chan zk.Event, error) {
+	for {
+		r, err := call(ctx, func() (exists, error) { return existsW(l.conn, node) })
+		if errors.Is(err, zk.ErrConnectionClosed) {
+			continue
+		} else if err != nil {
+			return nil, nil, fmt.Errorf("watch own node %s: %w", node, err)
+		}
+		if !r.ok {
+			return nil, nil, fmt.Errorf("own node %s vanished: %w", node, ErrLost)
+		}
+		if owner, now := r.stat.EphemeralOwner, l.conn.SessionID(); owner != now {
+			return nil, nil, fmt.Errorf("own node %s belongs to session %#x, the connection now has session %#x: %w",
+				node, owner, now, ErrLost)
+		}
+		return r.stat, r.events, nil
+	}
+}
+
+// predecessor lists the lock directory without a watch (step 2) and returns the lock
+// node immediately before the own node, or "" when the own node is first. It ignores
+// children that are not lock nodes and deletes stray nodes carrying the own id.
+func (l *Lock) predecessor(ctx context.Context, id, node string) (string, error) {
+	names, err := call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", l.dir, err)
+	}
+	own := node[len(l.dir)+1:]
+	_, ownSeq, _ := parseNode(own)
+	found, pred, predSeq := false, "", int32(0)
+	for _, name := range names {
+		nodeID, seq, ok := parseNode(name)
+		switch {
+		case !ok:
+		case name == own:
+			found = true
+		case nodeID == id: // a duplicate left by a lost create reply: ours, so delete it
+			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(l.dir+"/"+name, -1) })
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return "", fmt.Errorf("delete duplicate lock node %s: %w", name, err)
+			}
+		case before(seq, ownSeq) && (pred == "" || before(predSeq, seq)):
+			pred, predSeq = name, seq
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("own node %s is no longer listed: %w", node, ErrLost)
+	}
+	return pred, nil
+}
+
+// cleanup deletes every node carrying id, with a fresh bounded context, once no
+// create is in flight any more (step 5).
+func (l *Lock) cleanup(id string, inflight *sync.WaitGroup) error {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cleanupTimeout)
+	defer cancel()
+	settled := make(chan struct{})
+	go func() { inflight.Wait(); close(settled) }()
+	select {
+	case <-settled:
+	case <-ctx.Done():
+		return fmt.Errorf("recipe: cleanup: a create is still in flight, its node may live until the session ends: %w", ctx.Err())
+	}
+retry:
+	names, err := call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
+	if errors.Is(err, zk.ErrConnectionClosed) {
+		goto retry
+	} else if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("recipe: cleanup: list %s: %w", l.dir, err)
+	}
+	for _, name := range names {
+		if nodeID, _, ok := parseNode(name); ok && nodeID == id {
+			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(l.dir+"/"+name, -1) })
+			if errors.Is(err, zk.ErrConnectionClosed) {
+				goto retry
+			} else if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return fmt.Errorf("recipe: cleanup: delete %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// followOwn marks the hold lost when the own-node watch fires for anything but a data
+// change (deleted, or not watching any more because the session expired or closed).
+func (h *hold) followOwn(conn Conn, events <-chan zk.Event) {
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok || ev.Type != zk.EventNodeDataChanged {
+				h.markLost()
+				return
+			}
+			r, err := existsW(conn, h.node)
+			for errors.Is(err, zk.ErrConnectionClosed) {
+				r, err = existsW(conn, h.node)
+			}
+			if err != nil || !r.ok {
+				h.markLost()
+				return
+			}
+			events = r.events
+		case <-h.done:
+			h.markLost()
+			return
+		}
+	}
+}
+
+// followSession marks the hold lost on the first session event, once the lock is held,
+// that says the connection is not (fully) up: the "suspended" state.
+func (h *hold) followSession(events <-chan zk.Event) {
+	for {
+		select {
+		case ev, ok := <-events:
+			suspended := !ok
+			switch ev.State {
+			case zk.StateDisconnected, zk.StateConnecting, zk.StateExpired, zk.StateAuthFailed, zk.StateConnectedReadOnly:
+				suspended = suspended || ev.Type == zk.EventSession
+			}
+			select {
+			case <-h.acquired:
+				if suspended {
+					h.markLost()
+					return
+				}
+			default:
+			}
+			if !ok {
+				return
+			}
+		case <-h.done:
+			return
+		}
+	}
+}
+
+// exists is ExistsW's reply as one value.
+type exists struct {
+	ok     bool
+	stat   *zk.Stat
+	events <-chan zk.Event
+}
+
+func existsW(conn Conn, path string) (exists, error) {
+	ok, stat, events, err := conn.ExistsW(path)
+	return exists{ok, stat, events}, err
+}
+
+// call runs a ZooKeeper call, which takes no context, and returns early with ctx's
+// error when ctx is done first. The call itself goes on; callers clean up after it.
+func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { v, err := f(); done <- result{v, err} }()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// parseNode splits a lock node name "_c_<id>-lock-<sequence>". ok is false for any
+// other name. The id is hex, with dashes allowed so Curator's UUIDs parse too.
+func parseNode(name string) (id string, seq int32, ok bool) {
+	rest, ok := strings.CutPrefix(name, protectedPrefix)
+	if !ok {
+		return "", 0, false
+	}
+	id, seqText, ok := strings.Cut(rest, lockMarker)
+	if !ok || id == "" || strings.Trim(id, "0123456789abcdef-") != "" {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(seqText, 10, 32)
+	if err != nil {
+		return "", 0, false
+	}
+	return id, int32(n), true
+}
+
+// before orders sequence numbers across the int32 wrap (serial number arithmetic):
+// a comes before b when b is less than 2^31 steps after a.
+func before(a, b int32) bool { return a-b < 0 }
+
+// newID returns 32 random hex digits from r.
+func newID(r io.Reader) (string, error) {
+	var b [16]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return "", fmt.Errorf("recipe: read random id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func validDir(p string) bool {
+	return len(p) > 1 && p[0] == '/' && !strings.HasSuffix(p, "/") && !strings.Contains(p, "//")
+}
