@@ -1,0 +1,441 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Conn is a client of a model Server. Its methods have the signatures of go-zookeeper's *zk.Conn and behave
+// like them, down to what they return alongside an error, the watch channels (buffered, one event, then
+// closed) and the session events; see the package documentation for the details.
+type Conn struct {
+	srv     *Server
+	id      int
+	timeout time.Duration // as requested; the server clamps it
+	session int64
+	state   zk.State
+	events  chan zk.Event
+
+	connected bool // the connection is up
+	closing   bool // the server is closing the connection: it executes nothing more for it
+	closed    bool // Close was called
+	finished  bool // closed and torn down: the event channel is closed
+	sent      []*call
+	queued    []*call // issued while disconnected; sent on reconnect
+	outbox    []outItem
+	lastZxid  int64
+	watchers  map[watchKey][]chan zk.Event
+}
+
+type call struct {
+	req  *request
+	done chan reply
+	over bool
+}
+
+type reply struct {
+	res   result
+	watch <-chan zk.Event
+}
+
+// outItem is one thing the server has sent the client that has not arrived yet.
+type outItem struct {
+	call   *call // a reply to this call
+	res    result
+	event  zk.Event // or a watch event
+	hangUp bool     // or the server closing the connection
+}
+
+// watchType mirrors go-zookeeper's client-side watch kinds.
+type watchType uint8
+
+const (
+	watchData  watchType = iota // GetW, or ExistsW on an existing node
+	watchExist                  // ExistsW on a missing node
+	watchChild                  // ChildrenW
+)
+
+type watchKey struct {
+	path string
+	kind watchType
+}
+
+// ClientID returns the client's number on its server: 1 for the first Connect, 2 for the second, and so on.
+// Steps name clients by it.
+func (c *Conn) ClientID() int { return c.id }
+
+// SessionID returns the client's current session id. After an expiry it is the id of the new session.
+func (c *Conn) SessionID() int64 {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.session
+}
+
+// State returns the client's connection state, as the last session event reported it.
+func (c *Conn) State() zk.State {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.state
+}
+
+func (c *Conn) describe() string {
+	return fmt.Sprintf("client %d: connected=%t closing=%t closed=%t sent=%d outbox=%d queued=%d", c.id, c.connected, c.closing, c.closed, len(c.sent), len(c.outbox), len(c.queued))
+}
+
+// setState records and announces a session state, as go-zookeeper's setState does.
+func (c *Conn) setState(st zk.State) {
+	c.state = st
+	c.sendEvent(zk.Event{Type: zk.EventSession, State: st, Server: "model"})
+	c.srv.record(c, "state", "%s", st)
+}
+
+// sendEvent offers ev to the session event channel, dropping it when the channel is full (as go-zookeeper does).
+func (c *Conn) sendEvent(ev zk.Event) {
+	if c.finished {
+		return
+	}
+	select {
+	case c.events <- ev:
+	default:
+	}
+}
+
+// finish completes a call once; later completions are ignored.
+func (c *Conn) finish(cl *call, res result, watch <-chan zk.Event) {
+	if cl.over {
+		return
+	}
+	cl.over = true
+	cl.done <- reply{res, watch}
+}
+
+// registerWatch adds the client-side watcher a successful watching read leaves, as go-zookeeper does when the
+// reply arrives: GetW and ChildrenW on success, ExistsW on success (data) or ErrNoNode (exist).
+func (c *Conn) registerWatch(r *request, err error) <-chan zk.Event {
+	if !r.watch {
+		return nil
+	}
+	var kind watchType
+	switch {
+	case r.op == opGetData && err == nil, r.op == opExists && err == nil:
+		kind = watchData
+	case r.op == opExists && err == zk.ErrNoNode:
+		kind = watchExist
+	case r.op == opGetChildren && err == nil:
+		kind = watchChild
+	default:
+		return nil
+	}
+	ch := make(chan zk.Event, 1)
+	k := watchKey{r.path, kind}
+	c.watchers[k] = append(c.watchers[k], ch)
+	return ch
+}
+
+// notifyWatches hands a watch event to every channel waiting for it, with go-zookeeper's dispatch table.
+func (c *Conn) notifyWatches(ev zk.Event) {
+	var kinds []watchType
+	switch ev.Type {
+	case zk.EventNodeCreated:
+		kinds = []watchType{watchExist}
+	case zk.EventNodeDataChanged:
+		kinds = []watchType{watchExist, watchData}
+	case zk.EventNodeChildrenChanged:
+		kinds = []watchType{watchChild}
+	case zk.EventNodeDeleted:
+		kinds = []watchType{watchExist, watchData, watchChild}
+	}
+	for _, kind := range kinds {
+		k := watchKey{ev.Path, kind}
+		for _, ch := range c.watchers[k] {
+			ch <- ev
+			close(ch)
+		}
+		delete(c.watchers, k)
+	}
+}
+
+// sortedWatchKeys returns the client's watch keys by path, then kind.
+func (c *Conn) sortedWatchKeys() []watchKey {
+	keys := make([]watchKey, 0, len(c.watchers))
+	for k, chs := range c.watchers {
+		if len(chs) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].path != keys[j].path {
+			return keys[i].path < keys[j].path
+		}
+		return keys[i].kind < keys[j].kind
+	})
+	return keys
+}
+
+// invalidateWatches ends every watch with EventNotWatching carrying err, as go-zookeeper does on session
+// expiry (zk.ErrSessionExpired) and on Close (zk.ErrClosing).
+func (c *Conn) invalidateWatches(err error) {
+	for _, k := range c.sortedWatchKeys() {
+		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
+		c.sendEvent(ev)
+		for _, ch := range c.watchers[k] {
+			ch <- ev
+			close(ch)
+		}
+	}
+	c.watchers = map[watchKey][]chan zk.Event{}
+}
+
+// watchLists returns the paths of the client's watches by kind, for SetWatches.
+func (c *Conn) watchLists() (data, exist, child []string) {
+	for _, k := range c.sortedWatchKeys() {
+		switch k.kind {
+		case watchData:
+			data = append(data, k.path)
+		case watchExist:
+			exist = append(exist, k.path)
+		case watchChild:
+			child = append(child, k.path)
+		}
+	}
+	return data, exist, child
+}
+
+// teardown finishes a closed client: go-zookeeper flushes its requests with ErrClosing, ends its watches and
+// closes the event channel.
+func (c *Conn) teardown() {
+	if c.finished {
+		return
+	}
+	for _, cl := range c.queued {
+		c.finish(cl, result{err: zk.ErrClosing}, nil)
+	}
+	c.queued = nil
+	c.invalidateWatches(zk.ErrClosing)
+	c.srv.record(c, "close", "client closed")
+	c.finished = true
+	close(c.events)
+}
+
+// do sends a request and waits for its reply. Validation has already happened.
+func (c *Conn) do(r *request) (result, <-chan zk.Event) {
+	s := c.srv
+	s.mu.Lock()
+	if c.closed {
+		s.mu.Unlock()
+		return result{err: zk.ErrConnectionClosed}, nil
+	}
+	if (r.op == opCreate || r.op == opSetData || r.op == opMulti) && r.wireSize() > clientBuffer {
+		s.mu.Unlock()
+		return result{err: zk.ErrShortBuffer}, nil
+	}
+	cl := &call{req: r, done: make(chan reply, 1)}
+	if c.connected {
+		c.sent = append(c.sent, cl)
+	} else {
+		c.queued = append(c.queued, cl)
+	}
+	if s.cfg.observer != nil {
+		s.record(c, "send", "%s", r)
+	}
+	s.settle()
+	s.mu.Unlock()
+	rep := <-cl.done
+	return rep.res, rep.watch
+}
+
+// Close ends the client, as go-zookeeper's Close does: calls still waiting return zk.ErrConnectionClosed, a
+// close request ends the session on the server (its ephemeral nodes go), then every watch receives
+// EventNotWatching with zk.ErrClosing and the event channel is closed. Closing a disconnected client leaves
+// its session to expire on the server. Close is idempotent.
+func (c *Conn) Close() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	for _, cl := range c.sent {
+		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
+	}
+	for _, it := range c.outbox {
+		if it.call != nil {
+			c.finish(it.call, result{err: zk.ErrConnectionClosed}, nil)
+		}
+	}
+	for _, cl := range c.queued {
+		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
+	}
+	c.queued = nil
+	if c.connected && !c.closing {
+		cl := &call{req: &request{op: opCloseSession}, done: make(chan reply, 1), over: true}
+		c.sent = append(c.sent, cl)
+		s.record(c, "send", "close")
+	} else if !c.connected {
+		c.teardown()
+	}
+	s.settle()
+}
+
+// --- the zk.Conn methods ---------------------------------------------------------------------------------
+
+// Create creates a znode and returns its path (with the sequence suffix, for sequential nodes). flags is one
+// of zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence and zk.FlagEphemeralSequential; ACLs are accepted and
+// ignored (the model has no access control).
+func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	switch flags {
+	case zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential, zk.FlagContainer:
+	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
+		return "", fmt.Errorf("Create with TTL flag disallowed: %w", zk.ErrInvalidFlags)
+	default:
+		// go-zookeeper's own words, wrapping no sentinel; kept so that code behaves the same on both.
+		return "", fmt.Errorf("invalid flag value: [%v]", flags)
+	}
+	if err := validatePath(path, flags == zk.FlagSequence || flags == zk.FlagEphemeralSequential); err != nil {
+		return "", err
+	}
+	res, _ := c.do(&request{op: opCreate, path: path, data: data, flags: flags, acl: acl})
+	return res.path, res.err
+}
+
+// Delete deletes a znode if its version matches (-1 matches any).
+func (c *Conn) Delete(path string, version int32) error {
+	if err := validatePath(path, false); err != nil {
+		return err
+	}
+	res, _ := c.do(&request{op: opDelete, path: path, version: version})
+	return res.err
+}
+
+// Exists reports whether a znode exists, with its stat (zero when it does not).
+func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
+	if err := validatePath(path, false); err != nil {
+		return false, nil, err
+	}
+	res, _ := c.do(&request{op: opExists, path: path})
+	return existsResult(res)
+}
+
+func existsResult(res result) (bool, *zk.Stat, error) {
+	switch res.err {
+	case zk.ErrConnectionClosed:
+		return false, nil, res.err
+	case zk.ErrNoNode:
+		return false, &res.stat, nil
+	}
+	return res.err == nil, &res.stat, res.err
+}
+
+// ExistsW is Exists that also leaves a watch, whether or not the znode exists: NodeCreated fires it for a
+// missing znode; NodeDataChanged or NodeDeleted for an existing one.
+func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	if err := validatePath(path, false); err != nil {
+		return false, nil, nil, err
+	}
+	res, ch := c.do(&request{op: opExists, path: path, watch: true})
+	ok, st, err := existsResult(res)
+	if err != nil {
+		return false, nil, nil, err
+	}
+	return ok, st, ch, nil
+}
+
+// Get returns a znode's data and stat.
+func (c *Conn) Get(path string) ([]byte, *zk.Stat, error) {
+	if err := validatePath(path, false); err != nil {
+		return nil, nil, err
+	}
+	res, _ := c.do(&request{op: opGetData, path: path})
+	if res.err == zk.ErrConnectionClosed {
+		return nil, nil, res.err
+	}
+	return res.data, &res.stat, res.err
+}
+
+// GetW is Get that also leaves a data watch (none when the znode does not exist: the call fails with
+// zk.ErrNoNode).
+func (c *Conn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	if err := validatePath(path, false); err != nil {
+		return nil, nil, nil, err
+	}
+	res, ch := c.do(&request{op: opGetData, path: path, watch: true})
+	if res.err != nil {
+		return nil, nil, nil, res.err
+	}
+	return res.data, &res.stat, ch, nil
+}
+
+// Set replaces a znode's data if its version matches (-1 matches any) and returns the new stat.
+func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
+	if err := validatePath(path, false); err != nil {
+		return nil, err
+	}
+	res, _ := c.do(&request{op: opSetData, path: path, data: data, version: version})
+	if res.err == zk.ErrConnectionClosed {
+		return nil, res.err
+	}
+	return &res.stat, res.err
+}
+
+// Children returns a znode's children, in an order that is deterministic for the server's seed and
+// deliberately not sorted (a real server returns them in hash-set order), with the znode's stat.
+func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {
+	if err := validatePath(path, false); err != nil {
+		return nil, nil, err
+	}
+	res, _ := c.do(&request{op: opGetChildren, path: path})
+	if res.err == zk.ErrConnectionClosed {
+		return nil, nil, res.err
+	}
+	return res.children, &res.stat, res.err
+}
+
+// ChildrenW is Children that also leaves a child watch (none when the znode does not exist).
+func (c *Conn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	if err := validatePath(path, false); err != nil {
+		return nil, nil, nil, err
+	}
+	res, ch := c.do(&request{op: opGetChildren, path: path, watch: true})
+	if res.err != nil {
+		return nil, nil, nil, res.err
+	}
+	return res.children, &res.stat, ch, nil
+}
+
+// Multi runs the operations (*zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest,
+// *zk.CheckVersionRequest) as one transaction: all or none. It returns one response per operation and the
+// first operation's error, as go-zookeeper does; like go-zookeeper it does not validate paths itself (the
+// server does, with zk.ErrBadArguments).
+func (c *Conn) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	for _, op := range ops {
+		switch op.(type) {
+		case *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest:
+		default:
+			return nil, fmt.Errorf("unknown operation type %T", op)
+		}
+	}
+	res, _ := c.do(&request{op: opMulti, ops: ops})
+	if res.err == zk.ErrConnectionClosed {
+		return nil, res.err
+	}
+	return res.multi, res.err
+}
+
+// Sync waits until the server has applied every write it had received before, and returns path.
+func (c *Conn) Sync(path string) (string, error) {
+	if err := validatePath(path, false); err != nil {
+		return "", err
+	}
+	res, _ := c.do(&request{op: opSync, path: path})
+	if res.err == zk.ErrConnectionClosed {
+		return "", res.err
+	}
+	return res.path, res.err
+}
+
+// String names the client for traces and error messages.
+func (c *Conn) String() string { return fmt.Sprintf("model client %d", c.id) }

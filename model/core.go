@@ -1,0 +1,804 @@
+package model
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// This file is the pure core: the data tree, sessions and server-side watches of one ZooKeeper server, and the
+// transactions that change them. It has no goroutines, no locks, no clock and no randomness of its own: time
+// comes in as an argument, randomness only from the seed it was built with, and every result that has an
+// order (children aside, which follow the seed on purpose) is sorted. Given the same calls it returns the
+// same results, byte for byte.
+
+// opKind names a request a client can send.
+type opKind uint8
+
+const (
+	opCreate opKind = iota + 1
+	opDelete
+	opExists
+	opGetData
+	opSetData
+	opGetChildren
+	opSync
+	opMulti
+	opCloseSession
+)
+
+var opNames = [...]string{
+	opCreate:       "create",
+	opDelete:       "delete",
+	opExists:       "exists",
+	opGetData:      "get",
+	opSetData:      "set",
+	opGetChildren:  "children",
+	opSync:         "sync",
+	opMulti:        "multi",
+	opCloseSession: "close",
+}
+
+func (k opKind) String() string { return opNames[k] }
+
+// isWrite reports whether the server turns the request into a transaction (and so spends a zxid on it, even
+// when it fails, as ZooKeeper's PrepRequestProcessor does).
+func (k opKind) isWrite() bool {
+	switch k {
+	case opCreate, opDelete, opSetData, opMulti, opCloseSession:
+		return true
+	}
+	return false
+}
+
+// request is one client request as the server sees it.
+type request struct {
+	op      opKind
+	path    string
+	data    []byte
+	flags   int32
+	version int32
+	acl     []zk.ACL
+	watch   bool
+	ops     []any // multi: *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest
+}
+
+// String renders the request for traces, e.g. `create /lock/n- flags=3`.
+func (r *request) String() string {
+	var b strings.Builder
+	b.WriteString(r.op.String())
+	if r.watch {
+		b.WriteString("W")
+	}
+	if r.path != "" {
+		b.WriteString(" " + r.path)
+	}
+	switch r.op {
+	case opCreate:
+		fmt.Fprintf(&b, " flags=%d data=%q", r.flags, r.data)
+	case opSetData:
+		fmt.Fprintf(&b, " version=%d data=%q", r.version, r.data)
+	case opDelete:
+		fmt.Fprintf(&b, " version=%d", r.version)
+	case opMulti:
+		for i, op := range r.ops {
+			if i > 0 {
+				b.WriteString(";")
+			}
+			b.WriteString(" " + multiOpString(op))
+		}
+	}
+	return b.String()
+}
+
+func multiOpString(op any) string {
+	switch o := op.(type) {
+	case *zk.CreateRequest:
+		return fmt.Sprintf("create %s flags=%d data=%q", o.Path, o.Flags, o.Data)
+	case *zk.DeleteRequest:
+		return fmt.Sprintf("delete %s version=%d", o.Path, o.Version)
+	case *zk.SetDataRequest:
+		return fmt.Sprintf("set %s version=%d data=%q", o.Path, o.Version, o.Data)
+	case *zk.CheckVersionRequest:
+		return fmt.Sprintf("check %s version=%d", o.Path, o.Version)
+	}
+	return fmt.Sprintf("%T", op)
+}
+
+// result is the server's reply to a request.
+type result struct {
+	zxid     int64 // the reply header's zxid: the last zxid the server had committed when it replied
+	err      error
+	path     string
+	data     []byte
+	stat     zk.Stat
+	children []string
+	multi    []zk.MultiResponse
+}
+
+// notification is a watch event the server sends to one session.
+type notification struct {
+	session int64
+	event   zk.Event
+}
+
+type childEntry struct {
+	key  uint64
+	name string
+}
+
+type node struct {
+	data     []byte
+	stat     zk.Stat      // as stored: Cversion counts the creates of children, see view
+	children []childEntry // ordered by (key, name): deterministic from the seed, not sorted by name
+}
+
+// containerOwner is the ephemeralOwner ZooKeeper gives container nodes.
+const containerOwner = math.MinInt64
+
+// view returns the stat as ZooKeeper 3.8 reports it. The stored cversion counts the creates of children (it
+// is also what numbers sequential children); the reported one is 2*creates - numChildren, which is creates
+// plus deletes. So a delete moves the reported cversion but not the next sequence number.
+func (n *node) view() zk.Stat {
+	s := n.stat
+	s.Cversion = 2*s.Cversion - s.NumChildren
+	return s
+}
+
+// isEphemeral reports whether the node belongs to a session (containers do not).
+func (n *node) isEphemeral() bool {
+	return n.stat.EphemeralOwner != 0 && n.stat.EphemeralOwner != containerOwner
+}
+
+// specialPaths are the nodes a ZooKeeper server refuses to delete.
+var specialPaths = map[string]bool{"/": true, "/zookeeper": true, "/zookeeper/quota": true, "/zookeeper/config": true}
+
+type session struct {
+	id        int64
+	timeout   time.Duration // negotiated
+	lastHeard int64         // virtual milliseconds
+	ephemeral map[string]struct{}
+}
+
+// core is one ZooKeeper server's state. Its zero value is not usable; see newCore.
+type core struct {
+	seed     uint64
+	now      int64 // virtual milliseconds since the Unix epoch
+	zxid     int64
+	nodes    map[string]*node
+	sessions map[int64]*session
+	sidBase  int64
+	sidNext  int64
+	watches  [2]map[string]map[int64]struct{} // [dataWatch], [childWatch]: path → sessions
+	inMulti  bool                             // a multi is running: changes are recorded in undo
+	undo     []undoEntry                      // how to restore what the running multi changed
+}
+
+const (
+	dataWatch  = 0 // set by exists and getData; fired by create, delete and setData of the node
+	childWatch = 1 // set by getChildren; fired by create and delete of a child, and delete of the node
+)
+
+type undoEntry struct {
+	path string
+	prev *node // nil: the node did not exist
+}
+
+func newCore(seed uint64, now int64) *core {
+	c := &core{
+		seed:     seed,
+		now:      now,
+		nodes:    map[string]*node{},
+		sessions: map[int64]*session{},
+		// Real session ids carry the server id in the top byte and a time-derived value below; ours carry a
+		// seed-derived value, so that tests cannot accidentally depend on the numbers.
+		sidBase: int64(mix64(seed^0x5e551011)&0x00ffffff00000000) | 1<<56,
+	}
+	c.watches[dataWatch] = map[string]map[int64]struct{}{}
+	c.watches[childWatch] = map[string]map[int64]struct{}{}
+	// A fresh ZooKeeper 3.8 server has /zookeeper (with quota and config below it); every field of their stats
+	// is zero, except the child counts.
+	c.nodes["/"] = &node{}
+	for _, p := range []string{"/zookeeper", "/zookeeper/config", "/zookeeper/quota"} {
+		c.nodes[p] = &node{data: []byte{}}
+		c.link(parentOf(p), baseName(p))
+	}
+	c.nodes["/zookeeper/config"].stat.Aversion = -1
+	return c
+}
+
+// mix64 is SplitMix64's finaliser: a cheap, well-distributed hash of a 64-bit value.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// childKey places a child in its parent's listing: an FNV-1a hash of the name, keyed by the seed.
+func (c *core) childKey(name string) uint64 {
+	h := uint64(14695981039346656037) ^ c.seed
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= 1099511628211
+	}
+	return mix64(h)
+}
+
+func (c *core) link(parent, name string) {
+	p := c.nodes[parent]
+	e := childEntry{c.childKey(name), name}
+	i := sort.Search(len(p.children), func(i int) bool { return !childLess(p.children[i], e) })
+	p.children = slices.Insert(p.children, i, e)
+	p.stat.NumChildren = int32(len(p.children))
+}
+
+func (c *core) unlink(parent, name string) {
+	p := c.nodes[parent]
+	e := childEntry{c.childKey(name), name}
+	i := sort.Search(len(p.children), func(i int) bool { return !childLess(p.children[i], e) })
+	p.children = slices.Delete(p.children, i, i+1)
+	p.stat.NumChildren = int32(len(p.children))
+}
+
+func childLess(a, b childEntry) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.name < b.name
+}
+
+// --- sessions ---------------------------------------------------------------------------------------------
+
+// createSession opens a session. Like ZooKeeper, it is a transaction and spends a zxid.
+func (c *core) createSession(timeout time.Duration) int64 {
+	c.sidNext++
+	id := c.sidBase + c.sidNext
+	c.zxid++
+	c.sessions[id] = &session{id: id, timeout: timeout, lastHeard: c.now, ephemeral: map[string]struct{}{}}
+	return id
+}
+
+// closeSession ends a session (Close or expiry) in one transaction: its ephemeral nodes go, in path order,
+// each firing its watches (the closing session's own included: the server sends those before it closes the
+// connection), then the session's remaining watches are dropped. It reports false when the session was already gone.
+func (c *core) closeSession(id int64) ([]notification, bool) {
+	s, ok := c.sessions[id]
+	if !ok {
+		return nil, false
+	}
+	c.zxid++
+	paths := make([]string, 0, len(s.ephemeral))
+	for p := range s.ephemeral {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var notes []notification
+	for _, p := range paths {
+		notes = c.removeNode(p, notes)
+	}
+	c.dropWatches(id)
+	delete(c.sessions, id)
+	return notes, true
+}
+
+func (c *core) dropWatches(id int64) {
+	for _, table := range c.watches {
+		for p, set := range table {
+			delete(set, id)
+			if len(set) == 0 {
+				delete(table, p)
+			}
+		}
+	}
+}
+
+// --- requests ---------------------------------------------------------------------------------------------
+
+// apply executes one request for a live session and returns the reply and the watch events it fires, in the
+// order the server sends them.
+func (c *core) apply(sid int64, r *request) (result, []notification) {
+	if _, ok := c.sessions[sid]; !ok {
+		return result{zxid: c.zxid, err: zk.ErrSessionExpired}, nil
+	}
+	if r.op == opCloseSession {
+		notes, _ := c.closeSession(sid)
+		return result{zxid: c.zxid}, notes
+	}
+	if r.op.isWrite() {
+		c.zxid++ // a write spends a zxid even when it fails
+	}
+	var (
+		res   result
+		notes []notification
+	)
+	switch r.op {
+	case opCreate:
+		res.path, res.err = c.create(sid, r.path, r.data, r.flags, r.acl)
+		if res.err == nil {
+			notes = c.createdEvents(res.path, notes)
+		}
+	case opDelete:
+		if res.err = c.checkDelete(r.path, r.version); res.err == nil {
+			notes = c.removeNode(r.path, notes)
+		}
+	case opSetData:
+		res.stat, res.err = c.setData(r.path, r.data, r.version)
+		if res.err == nil {
+			notes = c.fire(dataWatch, r.path, zk.EventNodeDataChanged, notes)
+		}
+	case opExists:
+		n, ok := c.nodes[r.path]
+		if r.watch {
+			c.addWatch(dataWatch, r.path, sid) // exists leaves a watch even on a missing node
+		}
+		if !ok {
+			res.err = zk.ErrNoNode
+		} else {
+			res.stat = n.view()
+		}
+	case opGetData:
+		if n, ok := c.nodes[r.path]; !ok {
+			res.err = zk.ErrNoNode
+		} else {
+			if r.watch {
+				c.addWatch(dataWatch, r.path, sid)
+			}
+			res.data, res.stat = cloneBytes(n.data), n.view()
+		}
+	case opGetChildren:
+		if n, ok := c.nodes[r.path]; !ok {
+			res.err = zk.ErrNoNode
+		} else {
+			if r.watch {
+				c.addWatch(childWatch, r.path, sid)
+			}
+			res.children = make([]string, len(n.children))
+			for i, e := range n.children {
+				res.children[i] = e.name
+			}
+			res.stat = n.view()
+		}
+	case opSync:
+		res.path = r.path
+	case opMulti:
+		res.multi, notes = c.multi(sid, r.ops)
+		for _, m := range res.multi {
+			if m.Error != nil {
+				res.err = m.Error
+				break
+			}
+		}
+	}
+	res.zxid = c.zxid
+	return res, notes
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return bytes.Clone(b)
+}
+
+// create adds a node. The checks come in ZooKeeper 3.8's order, as measured: flags, the path's shape
+// (relative or with NUL), a non-empty ACL, the parent's existence, the whole path's validity (after the
+// sequence suffix), the node's absence, and a parent that is not ephemeral. A sequential name is the parent's
+// count of child creates so far, as `%010d` (a Java int: it wraps to -2147483648).
+func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	var ephemeral, sequential, container bool
+	switch flags {
+	case zk.FlagPersistent:
+	case zk.FlagEphemeral:
+		ephemeral = true
+	case zk.FlagSequence:
+		sequential = true
+	case zk.FlagEphemeralSequential:
+		ephemeral, sequential = true, true
+	case zk.FlagContainer:
+		container = true
+	default:
+		return "", fmt.Errorf("model: create flags %d are not a create mode the server knows (TTL nodes are not modelled): %w", flags, zk.ErrBadArguments)
+	}
+	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
+		return "", fmt.Errorf("model: create path %q must be absolute and free of NUL: %w", path, zk.ErrBadArguments)
+	}
+	if len(acl) == 0 {
+		return "", zk.ErrInvalidACL
+	}
+	if path == "/" {
+		return "", zk.ErrNodeExists
+	}
+	parent := parentOf(path)
+	p, ok := c.nodes[parent]
+	if !ok {
+		return "", zk.ErrNoNode
+	}
+	if sequential {
+		path += fmt.Sprintf("%010d", p.stat.Cversion)
+	}
+	if err := validatePath(path, false); err != nil {
+		return "", fmt.Errorf("%w: %w", zk.ErrBadArguments, err)
+	}
+	if _, ok := c.nodes[path]; ok {
+		return "", zk.ErrNodeExists
+	}
+	if p.isEphemeral() {
+		return "", zk.ErrNoChildrenForEphemerals
+	}
+	c.save(parent)
+	c.save(path)
+	n := &node{data: cloneBytes(data)}
+	n.stat = zk.Stat{
+		Czxid: c.zxid, Mzxid: c.zxid, Pzxid: c.zxid, Ctime: c.now, Mtime: c.now,
+		DataLength: int32(len(data)),
+	}
+	switch {
+	case ephemeral:
+		n.stat.EphemeralOwner = sid
+		c.sessions[sid].ephemeral[path] = struct{}{}
+	case container:
+		n.stat.EphemeralOwner = containerOwner
+	}
+	c.nodes[path] = n
+	c.link(parent, baseName(path))
+	p.stat.Cversion++
+	p.stat.Pzxid = c.zxid
+	return path, nil
+}
+
+func (c *core) createdEvents(path string, notes []notification) []notification {
+	notes = c.fire(dataWatch, path, zk.EventNodeCreated, notes)
+	return c.fire(childWatch, parentOf(path), zk.EventNodeChildrenChanged, notes)
+}
+
+func (c *core) checkDelete(path string, version int32) error {
+	if specialPaths[path] {
+		return fmt.Errorf("model: %s is one of the server's own nodes and cannot be deleted: %w", path, zk.ErrBadArguments)
+	}
+	n, ok := c.nodes[path]
+	if !ok {
+		return zk.ErrNoNode
+	}
+	if version != -1 && version != n.stat.Version {
+		return zk.ErrBadVersion
+	}
+	if len(n.children) > 0 {
+		return zk.ErrNotEmpty
+	}
+	return nil
+}
+
+// removeNode deletes a childless node: the parent's cversion and pzxid move, the node's data and child
+// watches fire NodeDeleted (once per session), the parent's child watches fire NodeChildrenChanged.
+func (c *core) removeNode(path string, notes []notification) []notification {
+	n := c.nodes[path]
+	parent := parentOf(path)
+	c.save(parent)
+	c.save(path)
+	if n.isEphemeral() {
+		if s, ok := c.sessions[n.stat.EphemeralOwner]; ok {
+			delete(s.ephemeral, path)
+		}
+	}
+	delete(c.nodes, path)
+	c.unlink(parent, baseName(path))
+	c.nodes[parent].stat.Pzxid = c.zxid
+	// ZooKeeper suppresses the second NodeDeleted for a session that watched both the data and the children.
+	start := len(notes)
+	notes = c.fire(dataWatch, path, zk.EventNodeDeleted, notes)
+	for _, sid := range c.takeWatchers(childWatch, path) {
+		if !slices.ContainsFunc(notes[start:], func(n notification) bool { return n.session == sid }) {
+			notes = append(notes, notification{sid, watchEvent(zk.EventNodeDeleted, path)})
+		}
+	}
+	return c.fire(childWatch, parent, zk.EventNodeChildrenChanged, notes)
+}
+
+func (c *core) setData(path string, data []byte, version int32) (zk.Stat, error) {
+	n, ok := c.nodes[path]
+	if !ok {
+		return zk.Stat{}, zk.ErrNoNode
+	}
+	if version != -1 && version != n.stat.Version {
+		return zk.Stat{}, zk.ErrBadVersion
+	}
+	c.save(path)
+	n.data = cloneBytes(data)
+	n.stat.Version++
+	n.stat.Mzxid = c.zxid
+	n.stat.Mtime = c.now
+	n.stat.DataLength = int32(len(data))
+	return n.view(), nil
+}
+
+// multi runs the operations as one transaction: all of them, or none. On failure, ZooKeeper reports each
+// operation's outcome: nil before the failing one, the failure itself, then "runtime inconsistency" (-2) for
+// the ones it did not try; the tree, cversions included, is as before.
+func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification) {
+	c.inMulti, c.undo = true, c.undo[:0]
+	defer func() { c.inMulti, c.undo = false, c.undo[:0] }()
+	out := make([]zk.MultiResponse, len(ops))
+	var notes []notification
+	failed := -1
+	for i, op := range ops {
+		var err error
+		switch o := op.(type) {
+		case *zk.CreateRequest:
+			var p string
+			if p, err = c.create(sid, o.Path, o.Data, o.Flags, o.Acl); err == nil {
+				out[i].String = p
+				notes = c.createdEvents(p, notes)
+			}
+		case *zk.DeleteRequest:
+			if err = c.checkPath(o.Path); err == nil {
+				if err = c.checkDelete(o.Path, o.Version); err == nil {
+					notes = c.removeNode(o.Path, notes)
+				}
+			}
+		case *zk.SetDataRequest:
+			if err = c.checkPath(o.Path); err == nil {
+				var st zk.Stat
+				if st, err = c.setData(o.Path, o.Data, o.Version); err == nil {
+					out[i].Stat = &st
+					notes = c.fire(dataWatch, o.Path, zk.EventNodeDataChanged, notes)
+				}
+			}
+		case *zk.CheckVersionRequest:
+			if err = c.checkPath(o.Path); err == nil {
+				if n, ok := c.nodes[o.Path]; !ok {
+					err = zk.ErrNoNode
+				} else if o.Version != -1 && o.Version != n.stat.Version {
+					err = zk.ErrBadVersion
+				}
+			}
+		default:
+			err = fmt.Errorf("model: multi op %T is not one of *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest: %w", op, zk.ErrBadArguments)
+		}
+		if err != nil {
+			failed = i
+			out[i].Error = err
+			break
+		}
+	}
+	if failed < 0 {
+		return out, notes
+	}
+	c.rollback()
+	for i := range out {
+		switch {
+		case i < failed:
+			out[i] = zk.MultiResponse{}
+		case i > failed:
+			out[i] = zk.MultiResponse{Error: errRuntimeInconsistency}
+		}
+	}
+	return out, nil
+}
+
+// errRuntimeInconsistency is what go-zookeeper reports for the operations of a failed multi after the failing
+// one: ZooKeeper's code -2, which go-zookeeper has no named error for.
+var errRuntimeInconsistency = fmt.Errorf("unknown error: %v", zk.ErrCode(-2))
+
+func (c *core) checkPath(path string) error {
+	if err := validatePath(path, false); err != nil {
+		return fmt.Errorf("%w: %w", zk.ErrBadArguments, err)
+	}
+	return nil
+}
+
+// save records, once per transaction, how to undo a change to path; it also turns the node into a private
+// copy so that a rollback can put the old one back. Outside a multi there is nothing to undo, and it is free.
+func (c *core) save(path string) {
+	if !c.inMulti {
+		return
+	}
+	for _, u := range c.undo {
+		if u.path == path {
+			return
+		}
+	}
+	n, ok := c.nodes[path]
+	if !ok {
+		c.undo = append(c.undo, undoEntry{path: path})
+		return
+	}
+	cp := *n
+	cp.children = slices.Clone(n.children)
+	c.undo = append(c.undo, undoEntry{path: path, prev: &cp})
+}
+
+func (c *core) rollback() {
+	for i := len(c.undo) - 1; i >= 0; i-- {
+		u := c.undo[i]
+		if cur, ok := c.nodes[u.path]; ok && cur.isEphemeral() && u.prev == nil {
+			if s, ok := c.sessions[cur.stat.EphemeralOwner]; ok {
+				delete(s.ephemeral, u.path)
+			}
+		}
+		if u.prev == nil {
+			delete(c.nodes, u.path)
+			continue
+		}
+		if u.prev.isEphemeral() {
+			if s, ok := c.sessions[u.prev.stat.EphemeralOwner]; ok {
+				s.ephemeral[u.path] = struct{}{}
+			}
+		}
+		c.nodes[u.path] = u.prev
+	}
+}
+
+// --- watches ----------------------------------------------------------------------------------------------
+
+func watchEvent(t zk.EventType, path string) zk.Event {
+	return zk.Event{Type: t, State: zk.StateSyncConnected, Path: path}
+}
+
+func (c *core) addWatch(kind int, path string, sid int64) {
+	set, ok := c.watches[kind][path]
+	if !ok {
+		set = map[int64]struct{}{}
+		c.watches[kind][path] = set
+	}
+	set[sid] = struct{}{}
+}
+
+// takeWatchers removes and returns, in session order, the sessions watching path (watches are one-shot).
+func (c *core) takeWatchers(kind int, path string) []int64 {
+	set, ok := c.watches[kind][path]
+	if !ok {
+		return nil
+	}
+	delete(c.watches[kind], path)
+	ids := make([]int64, 0, len(set))
+	for id := range set {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (c *core) fire(kind int, path string, t zk.EventType, notes []notification) []notification {
+	for _, sid := range c.takeWatchers(kind, path) {
+		notes = append(notes, notification{sid, watchEvent(t, path)})
+	}
+	return notes
+}
+
+// setWatches re-registers a reconnecting session's watches the way ZooKeeper's SetWatches does: a watch whose
+// node changed after lastZxid fires at once (data: NodeDataChanged, or NodeDeleted if the node is gone;
+// exist: NodeCreated if the node now exists; child: NodeChildrenChanged, or NodeDeleted), the others are set
+// again. Each list is processed in the order given.
+func (c *core) setWatches(sid int64, lastZxid int64, data, exist, child []string) []notification {
+	var notes []notification
+	ev := func(t zk.EventType, p string) { notes = append(notes, notification{sid, watchEvent(t, p)}) }
+	for _, p := range data {
+		switch n, ok := c.nodes[p]; {
+		case !ok:
+			ev(zk.EventNodeDeleted, p)
+		case n.stat.Mzxid > lastZxid:
+			ev(zk.EventNodeDataChanged, p)
+		default:
+			c.addWatch(dataWatch, p, sid)
+		}
+	}
+	for _, p := range exist {
+		if _, ok := c.nodes[p]; ok {
+			ev(zk.EventNodeCreated, p)
+		} else {
+			c.addWatch(dataWatch, p, sid)
+		}
+	}
+	for _, p := range child {
+		switch n, ok := c.nodes[p]; {
+		case !ok:
+			ev(zk.EventNodeDeleted, p)
+		case n.stat.Pzxid > lastZxid:
+			ev(zk.EventNodeChildrenChanged, p)
+		default:
+			c.addWatch(childWatch, p, sid)
+		}
+	}
+	return notes
+}
+
+// --- inspection -------------------------------------------------------------------------------------------
+
+// dump renders the whole state, sorted, one line per node, session and watch.
+func (c *core) dump(b *strings.Builder) {
+	fmt.Fprintf(b, "zxid %d\n", c.zxid)
+	paths := make([]string, 0, len(c.nodes))
+	for p := range c.nodes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		n := c.nodes[p]
+		s := n.view()
+		fmt.Fprintf(b, "node %s data=%q czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d\n",
+			p, n.data, s.Czxid, s.Mzxid, s.Pzxid, s.Ctime, s.Mtime, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren)
+	}
+	ids := make([]int64, 0, len(c.sessions))
+	for id := range c.sessions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		s := c.sessions[id]
+		fmt.Fprintf(b, "session %#x timeout=%s heard=%d ephemerals=%d\n", id, s.timeout, s.lastHeard, len(s.ephemeral))
+	}
+	for kind, name := range []string{"data", "child"} {
+		wp := make([]string, 0, len(c.watches[kind]))
+		for p := range c.watches[kind] {
+			wp = append(wp, p)
+		}
+		sort.Strings(wp)
+		for _, p := range wp {
+			ids := make([]int64, 0)
+			for id := range c.watches[kind][p] {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			fmt.Fprintf(b, "watch %s %s", name, p)
+			for _, id := range ids {
+				fmt.Fprintf(b, " %#x", id)
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+// Packet limits, in bytes of a request's header and body as jute encodes them.
+const (
+	// maxPacket is the server's jute.maxbuffer default: it drops the connection of a client that sends a
+	// longer request, and executes nothing of it.
+	maxPacket = 0xfffff
+	// clientBuffer is what fits in go-zookeeper's 1.5 MiB encode buffer; a longer request fails in the client
+	// with zk.ErrShortBuffer and is not sent.
+	clientBuffer = 1536*1024 - 4
+)
+
+// wireSize returns the length of the request's packet as jute encodes it (header included, length prefix
+// excluded). Only writes can carry enough data to matter; reads are small.
+func (r *request) wireSize() int {
+	str := func(s string) int { return 4 + len(s) }
+	acls := func(a []zk.ACL) int {
+		n := 4
+		for _, x := range a {
+			n += 4 + str(x.Scheme) + str(x.ID)
+		}
+		return n
+	}
+	n := 8
+	switch r.op {
+	case opCreate:
+		n += str(r.path) + 4 + len(r.data) + acls(r.acl) + 4
+	case opSetData:
+		n += str(r.path) + 4 + len(r.data) + 4
+	case opMulti:
+		for _, op := range r.ops {
+			n += 9
+			switch o := op.(type) {
+			case *zk.CreateRequest:
+				n += str(o.Path) + 4 + len(o.Data) + acls(o.Acl) + 4
+			case *zk.SetDataRequest:
+				n += str(o.Path) + 4 + len(o.Data) + 4
+			case *zk.DeleteRequest:
+				n += str(o.Path) + 4
+			case *zk.CheckVersionRequest:
+				n += str(o.Path) + 4
+			}
+		}
+		n += 9
+	default:
+		n += str(r.path) + 5
+	}
+	return n
+}

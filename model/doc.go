@@ -1,0 +1,65 @@
+// Package model is a deterministic, in-memory ZooKeeper 3.8 server with clients that behave like
+// go-zookeeper's *zk.Conn, for testing code that uses ZooKeeper.
+//
+// # Use it in a plain test
+//
+//	srv := model.NewServer()
+//	conn, events, _ := srv.Connect(10 * time.Second) // conn has *zk.Conn's methods
+//	path, err := conn.Create("/app", nil, 0, zk.WorldACL(zk.PermAll))
+//
+// With the default transport every call executes at once and every watch event reaches its channel before
+// the call that fired it returns, so the model is a drop-in for unit tests. Server.Expire ends a session,
+// Server.Advance moves the virtual clock, and Server.Dump renders the whole state.
+//
+// # Faithful, and checked to be
+//
+// What a client observes is what it would observe on a ZooKeeper 3.8 ensemble through go-zookeeper v1.0.4;
+// package conformance runs the same rules on both. Among them:
+//
+//   - Sequential names are the parent's count of child creates so far, as %010d: deletes and failed creates
+//     do not advance it, every prefix under one parent shares it, and it wraps like a Java int. The reported
+//     cversion is creates plus deletes.
+//   - Every write spends a zxid, failed ones included; creating and closing a session each spend one.
+//   - exists leaves a watch on a missing node; getData and getChildren do not. A session gets one
+//     notification per watched path and kind however often it set the watch, and go-zookeeper fans it out to
+//     every channel. Delete fires NodeDeleted on the node's data and child watches (once per session) and
+//     NodeChildrenChanged on the parent's. Watch events also go to the session event channel.
+//   - A transaction's notifications reach every session before its reply does, and a session receives
+//     everything in commit order.
+//   - Children come back in an order fixed by the server's seed, not sorted: code must treat them as a set.
+//   - Closing or expiring a session removes its ephemeral nodes in one transaction.
+//   - Bad input fails as it does for real, with go-zookeeper's error values: client-side path validation
+//     (zk.ErrInvalidPath), server-side validation in multi (zk.ErrBadArguments), empty ACLs
+//     (zk.ErrInvalidACL), requests over jute.maxbuffer (the server drops the connection; the caller gets
+//     zk.ErrConnectionClosed), requests over go-zookeeper's buffer (zk.ErrShortBuffer), calls on a closed
+//     client (zk.ErrConnectionClosed).
+//
+// # Sessions and connections
+//
+// A client's connection can drop (Server.Do with Disconnect, LoseRequest or LoseReply): calls in flight fail
+// with zk.ErrConnectionClosed, whether or not the server executed them, the event channel gets
+// StateDisconnected, and the session's timer starts. On reconnection the session resumes and the client's
+// watches are set again the way ZooKeeper's SetWatches does it (a watch whose node changed meanwhile fires at
+// once). If the session expired meanwhile, the client sees what go-zookeeper shows: StateExpired,
+// EventNotWatching with zk.ErrSessionExpired on every watch, StateDisconnected, and then a new session on the
+// same Conn. A connected client pings, so only disconnected sessions expire when the clock moves.
+//
+// # Controlled transport
+//
+// With WithManualTransport nothing happens by itself: every request, reply, watch event and reconnection is
+// a step that a scheduler takes with Server.Do, choosing from Server.Pending (progress) and Server.Faults.
+// Calls block until the scheduler has applied the request and delivered the reply. Package check builds its
+// exploration on this; WithObserver records every step for traces.
+//
+// # Pure core
+//
+// The server's state lives in a pure core (core.go): no goroutines, no clock, no global randomness, and no
+// map order leaking into any result, so the same calls and steps give byte-identical histories. The
+// transport (server.go) and the client handle (conn.go) are thin layers around it.
+//
+// # Not modelled
+//
+// ACLs and authentication (ACLs are checked for being non-empty, then ignored), TTL nodes, the automatic
+// deletion of empty containers, quotas, reconfiguration, read-only mode, and the replication between servers
+// of an ensemble (the model is one server that never lags; Sync returns at once).
+package model

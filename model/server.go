@@ -1,0 +1,554 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Server is an in-memory ZooKeeper server: the pure core plus the transport between it and its clients.
+// It is safe for concurrent use.
+//
+// With the default transport every call runs to completion inside the call, and watch events reach other
+// sessions at once. With WithManualTransport nothing moves by itself: requests, replies, watch events and
+// reconnections wait in per-client queues until a scheduler takes them one at a time with Do.
+type Server struct {
+	mu      sync.Mutex
+	cfg     config
+	core    *core
+	clients []*Conn
+	seq     int // records emitted
+}
+
+type config struct {
+	seed     int64
+	tick     time.Duration
+	start    time.Time
+	manual   bool
+	observer func(Record)
+}
+
+// Option configures a Server.
+type Option func(*config)
+
+// WithSeed sets the seed that orders children in listings and derives session ids. The default is 1.
+func WithSeed(seed int64) Option { return func(c *config) { c.seed = seed } }
+
+// WithTickTime sets the server's tickTime (default 2s): negotiated session timeouts are clamped to
+// [2, 20] ticks and sessions expire on tick boundaries, as in ZooKeeper.
+func WithTickTime(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.tick = d
+		}
+	}
+}
+
+// WithStartTime sets the virtual clock's starting point (default 2026-01-01T00:00:00Z); ctime and mtime come
+// from this clock, which only Advance moves.
+func WithStartTime(t time.Time) Option { return func(c *config) { c.start = t } }
+
+// WithManualTransport makes every request, reply, watch event and reconnection a pending step that only Do
+// carries out, so that a scheduler (package check) chooses the interleaving and the faults.
+func WithManualTransport() Option { return func(c *config) { c.manual = true } }
+
+// WithObserver calls fn, under the server's lock, with a record of every step: requests sent, applied and
+// answered, events delivered, faults, session changes and clock moves. fn must not call back into the server.
+func WithObserver(fn func(Record)) Option { return func(c *config) { c.observer = fn } }
+
+// NewServer returns a server with a fresh tree holding only / and /zookeeper (with config and quota).
+func NewServer(opts ...Option) *Server {
+	cfg := config{seed: 1, tick: 2 * time.Second, start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Server{cfg: cfg, core: newCore(uint64(cfg.seed), cfg.start.UnixMilli())}
+}
+
+// Record is one step of the server's history, as given to an observer.
+type Record struct {
+	Seq     int           // 1, 2, 3, … in the order the steps happened
+	Elapsed time.Duration // virtual time since the server started
+	Client  int           // the client's ClientID, or 0 for server-wide steps
+	Session int64         // the client's session at the time, if any
+	Kind    string        // "send", "apply", "reply", "event", "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close"
+	Detail  string        // what happened, e.g. "create /lock/n- flags=3 -> /lock/n-0000000001 zxid=5"
+}
+
+// String renders the record on one line.
+func (r Record) String() string {
+	who := "server"
+	if r.Client > 0 {
+		who = fmt.Sprintf("c%d", r.Client)
+	}
+	return fmt.Sprintf("%4d t=%-8s %-6s %-12s %s", r.Seq, fmtElapsed(r.Elapsed), who, r.Kind, r.Detail)
+}
+
+func fmtElapsed(d time.Duration) string {
+	return fmt.Sprintf("%.3fs", d.Seconds())
+}
+
+func (s *Server) record(c *Conn, kind, format string, args ...any) {
+	if s.cfg.observer == nil {
+		return
+	}
+	s.seq++
+	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+	if c != nil {
+		r.Client, r.Session = c.id, c.session
+	}
+	s.cfg.observer(r)
+}
+
+// negotiate clamps a requested session timeout the way a ZooKeeper server does.
+func (s *Server) negotiate(d time.Duration) time.Duration {
+	lo, hi := 2*s.cfg.tick, 20*s.cfg.tick
+	return min(max(d, lo), hi)
+}
+
+// Connect opens a client with a new session. The session exists when Connect returns, with either transport;
+// the event channel has received StateConnecting, StateConnected and StateHasSession, as go-zookeeper sends
+// them. Like go-zookeeper's, the channel holds 6 events and drops what does not fit; it also carries every
+// watch event, and is closed when the client is closed.
+func (s *Server) Connect(sessionTimeout time.Duration) (*Conn, <-chan zk.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &Conn{
+		srv:      s,
+		id:       len(s.clients) + 1,
+		timeout:  sessionTimeout,
+		events:   make(chan zk.Event, 6),
+		watchers: map[watchKey][]chan zk.Event{},
+		state:    zk.StateDisconnected,
+	}
+	s.clients = append(s.clients, c)
+	c.setState(zk.StateConnecting)
+	c.setState(zk.StateConnected)
+	c.session = s.core.createSession(s.negotiate(sessionTimeout))
+	c.connected = true
+	c.setState(zk.StateHasSession)
+	s.record(c, "connect", "session %#x timeout=%s", c.session, s.negotiate(sessionTimeout))
+	return c, c.events, nil
+}
+
+// Expire ends a session as a session timeout would: its ephemeral nodes go in one transaction, other sessions'
+// watches fire, and its client (if connected) sees the server close the connection; when that client
+// reconnects it learns of the expiry (StateExpired, then EventNotWatching on every watch) and gets a new
+// session, as go-zookeeper does. Expiring an unknown or already ended session does nothing.
+func (s *Server) Expire(sessionID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expire(sessionID)
+	s.settle()
+}
+
+func (s *Server) expire(sid int64) {
+	notes, ok := s.core.closeSession(sid)
+	if !ok {
+		return
+	}
+	owner := s.owner(sid)
+	s.record(owner, "expire", "session %#x expired (zxid=%d)", sid, s.core.zxid)
+	s.route(notes)
+	if owner != nil && owner.connected && !owner.closing {
+		// The server closes the connection; what it had already sent still arrives first.
+		owner.closing = true
+		owner.outbox = append(owner.outbox, outItem{hangUp: true})
+	}
+}
+
+// owner returns the client whose current session is sid, or nil.
+func (s *Server) owner(sid int64) *Conn {
+	for _, c := range s.clients {
+		if c.session == sid && !c.finished {
+			return c
+		}
+	}
+	return nil
+}
+
+// route queues watch events for the clients whose sessions they are for. An event for a session whose client
+// is not connected is lost, as on a real server; the client's watch comes back when it reconnects (SetWatches).
+func (s *Server) route(notes []notification) {
+	for _, n := range notes {
+		if c := s.owner(n.session); c != nil && c.connected && !c.closing {
+			c.outbox = append(c.outbox, outItem{event: n.event})
+		}
+	}
+}
+
+// Advance moves the virtual clock forward by d. A connected client pings, so its session stays alive; a
+// session whose client has been disconnected for longer than its timeout (rounded up to the next tick, as
+// ZooKeeper's expiry queue does) expires.
+func (s *Server) Advance(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.core.now += d.Milliseconds()
+	s.record(nil, "advance", "clock +%s", d)
+	heard := map[int64]bool{}
+	for _, c := range s.clients {
+		if c.connected && !c.closing && c.session != 0 {
+			heard[c.session] = true
+		}
+	}
+	ids := make([]int64, 0, len(s.core.sessions))
+	for id := range s.core.sessions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	tick := s.cfg.tick.Milliseconds()
+	for _, id := range ids {
+		sess := s.core.sessions[id]
+		if heard[id] {
+			sess.lastHeard = s.core.now
+			continue
+		}
+		deadline := (sess.lastHeard+sess.timeout.Milliseconds())/tick*tick + tick
+		if s.core.now >= deadline {
+			s.expire(id)
+		}
+	}
+	s.settle()
+}
+
+// Now returns the virtual clock's time.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.UnixMilli(s.core.now).UTC()
+}
+
+// Dump renders the server's whole state — every node with its data and stat, the sessions and the watches —
+// sorted, one item per line, so that equal states give equal text.
+func (s *Server) Dump() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "time %s\n", fmtElapsed(time.Duration(s.core.now-s.cfg.start.UnixMilli())*time.Millisecond))
+	s.core.dump(&b)
+	return b.String()
+}
+
+// SetSequence sets the counter the next sequential child of path is numbered from (the parent's cversion).
+// It is not a ZooKeeper operation: it lets tests reach the int32 wrap-around of sequence numbers, which a real
+// server reaches only after 2^31 changes to the children.
+func (s *Server) SetSequence(path string, next int32) error {
+	if err := validatePath(path, false); err != nil {
+		return fmt.Errorf("model: SetSequence: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.core.nodes[path]
+	if !ok {
+		return fmt.Errorf("model: SetSequence %s: %w", path, zk.ErrNoNode)
+	}
+	n.stat.Cversion = next
+	return nil
+}
+
+// settle, with the default transport, runs everything that can run: every sent request is applied and every
+// queued reply and event delivered, and a dropped connection is re-established at once, as go-zookeeper does.
+func (s *Server) settle() {
+	if s.cfg.manual {
+		return
+	}
+	for progress := true; progress; {
+		progress = false
+		for _, c := range s.clients {
+			for c.connected && !c.closing && len(c.sent) > 0 {
+				s.apply(c)
+				progress = true
+			}
+			for len(c.outbox) > 0 {
+				s.deliver(c)
+				progress = true
+			}
+			if !c.connected && !c.closed {
+				s.reconnect(c)
+				progress = true
+			}
+		}
+	}
+}
+
+// --- steps --------------------------------------------------------------------------------------------------
+
+// StepKind names one kind of transport step.
+type StepKind uint8
+
+const (
+	// Apply: the server executes the client's oldest request not yet executed.
+	Apply StepKind = iota + 1
+	// Deliver: the client receives its oldest reply or watch event not yet received.
+	Deliver
+	// Reconnect: a disconnected client connects again (and learns whether its session survived).
+	Reconnect
+	// LoseRequest: the connection drops before the client's oldest unexecuted request reaches the server; it
+	// and every later request are not executed and fail with zk.ErrConnectionClosed.
+	LoseRequest
+	// LoseReply: the connection drops before the client's oldest reply arrives; the request was executed but
+	// its caller (and every later one) gets zk.ErrConnectionClosed.
+	LoseReply
+	// Disconnect: the connection drops, losing whatever was in flight either way.
+	Disconnect
+	// ExpireSession: the server expires the client's session.
+	ExpireSession
+)
+
+var stepNames = [...]string{Apply: "apply", Deliver: "deliver", Reconnect: "reconnect", LoseRequest: "lose-request", LoseReply: "lose-reply", Disconnect: "disconnect", ExpireSession: "expire"}
+
+// String returns the step kind's name, as used in traces.
+func (k StepKind) String() string {
+	if int(k) < len(stepNames) && stepNames[k] != "" {
+		return stepNames[k]
+	}
+	return fmt.Sprintf("StepKind(%d)", k)
+}
+
+// ParseStepKind is the inverse of StepKind.String.
+func ParseStepKind(name string) (StepKind, error) {
+	for k, n := range stepNames {
+		if n != "" && n == name {
+			return StepKind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("model: unknown step kind %q (want one of apply, deliver, reconnect, lose-request, lose-reply, disconnect, expire)", name)
+}
+
+// Step is one transport step for one client.
+type Step struct {
+	Kind   StepKind
+	Client int // the client's ClientID
+}
+
+// String renders the step, e.g. "apply c2".
+func (st Step) String() string { return fmt.Sprintf("%s c%d", st.Kind, st.Client) }
+
+// Pending returns the steps that make progress — Apply, Deliver and Reconnect — that can be taken now, in
+// client order. Taking only these, in any order, until none is left, is a fault-free run.
+func (s *Server) Pending() []Step {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Step
+	for _, c := range s.clients {
+		for _, k := range []StepKind{Apply, Deliver, Reconnect} {
+			if s.can(c, k) {
+				out = append(out, Step{k, c.id})
+			}
+		}
+	}
+	return out
+}
+
+// Faults returns the fault steps — LoseRequest, LoseReply, Disconnect and ExpireSession — that can be taken
+// now, in client order.
+func (s *Server) Faults() []Step {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Step
+	for _, c := range s.clients {
+		for _, k := range []StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
+			if s.can(c, k) {
+				out = append(out, Step{k, c.id})
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) can(c *Conn, k StepKind) bool {
+	live := c.connected && !c.closing
+	switch k {
+	case Apply, LoseRequest:
+		return live && len(c.sent) > 0
+	case Deliver:
+		return len(c.outbox) > 0
+	case Reconnect:
+		return !c.connected && !c.closed
+	case LoseReply:
+		return live && len(c.outbox) > 0 && c.outbox[0].call != nil
+	case Disconnect:
+		return live
+	case ExpireSession:
+		_, ok := s.core.sessions[c.session]
+		return ok && !c.finished
+	}
+	return false
+}
+
+// Do takes one step. It returns an error, and changes nothing, when the step cannot be taken now.
+func (s *Server) Do(st Step) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.Client < 1 || st.Client > len(s.clients) {
+		return fmt.Errorf("model: step %s: no client %d (clients are 1..%d)", st, st.Client, len(s.clients))
+	}
+	c := s.clients[st.Client-1]
+	if !s.can(c, st.Kind) {
+		return fmt.Errorf("model: step %s cannot be taken now (%s)", st, c.describe())
+	}
+	switch st.Kind {
+	case Apply:
+		s.apply(c)
+	case Deliver:
+		s.deliver(c)
+	case Reconnect:
+		s.reconnect(c)
+	case LoseRequest:
+		s.record(c, "lose-request", "%s", c.sent[0].req)
+		s.sever(c)
+	case LoseReply:
+		s.record(c, "lose-reply", "%s", c.outbox[0].call.req)
+		s.sever(c)
+	case Disconnect:
+		s.record(c, "disconnect", "connection dropped")
+		s.sever(c)
+	case ExpireSession:
+		s.expire(c.session)
+	}
+	s.settle()
+	return nil
+}
+
+func (s *Server) apply(c *Conn) {
+	cl := c.sent[0]
+	c.sent = c.sent[1:]
+	if sess, ok := s.core.sessions[c.session]; ok {
+		sess.lastHeard = s.core.now
+	}
+	if (cl.req.op == opCreate || cl.req.op == opSetData || cl.req.op == opMulti) && cl.req.wireSize() > maxPacket {
+		s.record(c, "disconnect", "server dropped the connection: %s is a %d-byte packet, over jute.maxbuffer (%d)", cl.req.op, cl.req.wireSize(), maxPacket)
+		c.sent = append([]*call{cl}, c.sent...)
+		s.sever(c)
+		return
+	}
+	res, notes := s.core.apply(c.session, cl.req)
+	if s.cfg.observer != nil {
+		s.record(c, "apply", "%s -> %s", cl.req, describeResult(cl.req, res))
+	}
+	// The server sends the notifications a transaction fires before its reply, to every session.
+	s.route(notes)
+	c.outbox = append(c.outbox, outItem{call: cl, res: res})
+	if cl.req.op == opCloseSession {
+		c.closing = true
+		c.outbox = append(c.outbox, outItem{hangUp: true})
+	}
+}
+
+func describeResult(r *request, res result) string {
+	var b strings.Builder
+	switch {
+	case res.err != nil && r.op != opMulti:
+		fmt.Fprintf(&b, "error %q", res.err)
+	case r.op == opCreate || r.op == opSync:
+		b.WriteString(res.path)
+	case r.op == opGetChildren:
+		fmt.Fprintf(&b, "%v", res.children)
+	case r.op == opGetData:
+		fmt.Fprintf(&b, "%q version=%d", res.data, res.stat.Version)
+	case r.op == opExists || r.op == opSetData:
+		fmt.Fprintf(&b, "version=%d czxid=%d", res.stat.Version, res.stat.Czxid)
+	case r.op == opMulti:
+		for i, m := range res.multi {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if m.Error != nil {
+				fmt.Fprintf(&b, "error %q", m.Error)
+			} else if m.String != "" {
+				b.WriteString(m.String)
+			} else {
+				b.WriteString("ok")
+			}
+		}
+	default:
+		b.WriteString("ok")
+	}
+	fmt.Fprintf(&b, " zxid=%d", res.zxid)
+	return b.String()
+}
+
+func (s *Server) deliver(c *Conn) {
+	it := c.outbox[0]
+	c.outbox = c.outbox[1:]
+	switch {
+	case it.hangUp:
+		s.record(c, "disconnect", "server closed the connection")
+		s.sever(c)
+	case it.call != nil:
+		if it.res.zxid > 0 {
+			c.lastZxid = it.res.zxid
+		}
+		ch := c.registerWatch(it.call.req, it.res.err)
+		s.record(c, "reply", "%s", it.call.req.op)
+		c.finish(it.call, it.res, ch)
+	default:
+		s.record(c, "event", "%s %s", it.event.Type, it.event.Path)
+		c.sendEvent(it.event)
+		c.notifyWatches(it.event)
+	}
+}
+
+// sever drops c's connection: requests not yet executed are lost, replies not yet received are lost (both
+// fail with zk.ErrConnectionClosed), undelivered watch events are lost (SetWatches brings them back on
+// reconnect), and the session's timer starts.
+func (s *Server) sever(c *Conn) {
+	for _, cl := range c.sent {
+		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
+	}
+	for _, it := range c.outbox {
+		if it.call != nil {
+			c.finish(it.call, result{err: zk.ErrConnectionClosed}, nil)
+		}
+	}
+	c.sent, c.outbox = nil, nil
+	c.connected, c.closing = false, false
+	if sess, ok := s.core.sessions[c.session]; ok {
+		sess.lastHeard = s.core.now
+	}
+	c.setState(zk.StateDisconnected)
+	if c.closed {
+		c.teardown()
+	}
+}
+
+// reconnect connects c again. If its session is alive, the session resumes: SetWatches re-registers the
+// client's watches (firing those whose nodes changed meanwhile) and queued requests are sent. If the session
+// has expired, c goes through go-zookeeper's sequence: StateExpired, EventNotWatching on every watch,
+// StateDisconnected, then a new session.
+func (s *Server) reconnect(c *Conn) {
+	c.setState(zk.StateConnecting)
+	c.setState(zk.StateConnected)
+	if sess, ok := s.core.sessions[c.session]; ok {
+		sess.lastHeard = s.core.now
+		c.connected = true
+		c.setState(zk.StateHasSession)
+		data, exist, child := c.watchLists()
+		notes := s.core.setWatches(c.session, c.lastZxid, data, exist, child)
+		s.record(c, "reconnect", "session %#x resumed, %d watches re-set, %d fired", c.session, len(data)+len(exist)+len(child)-len(notes), len(notes))
+		for _, n := range notes {
+			c.outbox = append(c.outbox, outItem{event: n.event})
+		}
+	} else {
+		old := c.session
+		c.setState(zk.StateExpired)
+		c.invalidateWatches(zk.ErrSessionExpired)
+		c.setState(zk.StateDisconnected)
+		c.setState(zk.StateConnecting)
+		c.setState(zk.StateConnected)
+		c.session = s.core.createSession(s.negotiate(c.timeout))
+		c.lastZxid = 0
+		c.connected = true
+		c.setState(zk.StateHasSession)
+		s.record(c, "reconnect", "session %#x had expired; new session %#x", old, c.session)
+	}
+	c.sent = append(c.sent, c.queued...)
+	c.queued = nil
+}
