@@ -75,7 +75,7 @@ type Record struct {
 	Elapsed time.Duration // virtual time since the server started
 	Client  int           // the client's ClientID, or 0 for server-wide steps
 	Session int64         // the client's session at the time, if any
-	Kind    string        // "send", "apply", "reply", "event", "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close"
+	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close"
 	Detail  string        // what happened, e.g. "create /lock/n- flags=3 -> /lock/n-0000000001 zxid=5"
 }
 
@@ -177,6 +177,7 @@ func (s *Server) route(notes []notification) {
 	for _, n := range notes {
 		if c := s.owner(n.session); c != nil && c.connected && !c.closing {
 			c.outbox = append(c.outbox, outItem{event: n.event})
+			s.record(c, "notify", "%s %s zxid=%d", n.event.Type, n.event.Path, s.core.zxid)
 		}
 	}
 }
