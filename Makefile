@@ -21,3 +21,6 @@ vet: ## gofmt and go vet
 
 test: zookeeper vet ## run every test, the real-ensemble ones included
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+ensemble: zookeeper ## run a local 3-server ZooKeeper ensemble in the foreground, print ZK_SERVERS (Ctrl-C stops it)
+	$(GO) run ./realzk/cmd/ensemble

@@ -70,26 +70,46 @@
 //	p, _ := realzk.NewProxy(ctx, e.Addrs()[0])
 //	conn, events, _ := zk.Connect([]string{p.Addr()}, time.Second)
 //
-// Sever() closes every connection through it: connection loss. Freeze()
-// stops the bytes both ways but keeps the connections open: a partition, in
-// which the server expires the session after its timeout; Unfreeze() (or
-// Sever()) ends it. What go-zookeeper v1.0.4 does in each case is pinned
-// down by this package's tests (session_test.go):
+// Sever() closes every connection through it (and lifts a freeze):
+// connection loss. Freeze() stops the bytes both ways but keeps the
+// connections open: a partition, in which the server expires the session
+// after its timeout; Unfreeze() ends it, delivering what was held. Stats()
+// counts connections and bytes, so a test can tell when a request is in
+// flight.
 //
-// Sever, session kept: the client emits StateDisconnected, StateConnecting,
-// StateConnected, StateHasSession, with the same session id; requests in
-// flight fail with zk.ErrConnectionClosed (their effect on the server is
-// unknown); watches survive (go-zookeeper re-registers them).
+// # What go-zookeeper v1.0.4 does
 //
-// Freeze past the session timeout, then Unfreeze: after 2/3 of the session
-// timeout the client gives up on the connection (StateDisconnected;
-// requests in flight fail with zk.ErrConnectionClosed) and reconnects
-// (StateConnecting, StateConnected) through the frozen proxy. Once
-// unfrozen, the server answers that the session is gone: StateExpired, then
-// one EventNotWatching (State StateDisconnected, Err zk.ErrSessionExpired)
-// per watched path on the event channel, the same event on every ExistsW,
-// GetW and ChildrenW channel, then StateDisconnected, and go-zookeeper opens
-// a new session at once (StateConnecting, StateConnected, StateHasSession,
-// new session id). The old session's ephemeral nodes are gone. Requests
-// queued while disconnected are not failed: they run on the new session.
+// Measured on this harness and pinned by session_test.go and
+// failover_test.go. A client with one address that loses its connection waits 1 s before
+// redialling (its host list wraps around: "retryStart"), and requests it
+// queued meanwhile fail with zk.ErrNoServer.
+//
+// Sever, session kept: a request in flight fails with zk.ErrConnectionClosed
+// (its effect on the server is unknown); events StateDisconnected,
+// StateConnecting, (1 s) StateConnected, StateHasSession with the same
+// session id; ephemeral nodes and watches survive (go-zookeeper re-sets
+// its watches).
+//
+// Freeze past the session timeout: after 2/3 of the negotiated timeout the
+// client's read times out: StateDisconnected (requests in flight fail with
+// zk.ErrConnectionClosed), StateConnecting, and 1 s later StateConnected
+// through the frozen proxy, where its session request waits. The server
+// expires the session between T and T+1 tick after the freeze. On
+// Unfreeze the server answers "expired": StateExpired, one EventNotWatching
+// (State StateDisconnected, Err zk.ErrSessionExpired) per watched path on
+// the event channel (ExistsW and GetW of one existing node share one), the
+// same event on every ExistsW, GetW and ChildrenW channel (then closed),
+// StateDisconnected, StateConnecting, (1 s) StateConnected, StateHasSession
+// with a new session id. Requests queued while disconnected fail with
+// zk.ErrNoServer and never run. Ending the freeze with Sever instead adds
+// one round (StateDisconnected, StateConnecting, StateConnected) before
+// StateExpired. The session event channel holds 6 events and go-zookeeper
+// drops events when it is full: drain it.
+//
+// Leader kill, client on the leader with all three addresses: the client
+// sees StateDisconnected and hops to the followers, which are still
+// electing and drop it (StateConnecting, StateConnected, StateDisconnected,
+// twice), waits 1 s per round of its list, and resumes the same session on
+// a follower about 2 s after the kill (election itself takes 0.2–0.4 s);
+// its writes meanwhile fail with zk.ErrNoServer.
 package realzk

@@ -41,17 +41,39 @@ type Proxy struct {
 
 // link is one proxied connection: the client's and the server's ends.
 type link struct {
-	client, server net.Conn
-	once           sync.Once
-	done           chan struct{} // closed when the link is torn down
+	client net.Conn
+	done   chan struct{} // closed when the link is torn down
+
+	mu     sync.Mutex
+	server net.Conn // nil until dialled
+	closed bool
 }
 
 func (l *link) close() {
-	l.once.Do(func() {
-		close(l.done)
-		l.client.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.closed = true
+	close(l.done)
+	l.client.Close()
+	if l.server != nil {
 		l.server.Close()
-	})
+	}
+}
+
+// setServer attaches the server end; it reports false (and closes server)
+// when the link was closed meanwhile.
+func (l *link) setServer(server net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		server.Close()
+		return false
+	}
+	l.server = server
+	return true
 }
 
 // ProxyStats counts what a proxy has seen.
@@ -96,40 +118,42 @@ func (p *Proxy) acceptLoop() {
 		if err != nil {
 			return // closed
 		}
+		// Register the link before dialling the server, so that a Sever
+		// from now on closes it.
+		l := &link{client: client, done: make(chan struct{})}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			l.close()
+			return
+		}
+		p.links[l] = struct{}{}
 		p.accepted.Add(1)
 		p.wg.Add(1)
-		go p.serve(client)
+		p.mu.Unlock()
+		go p.serve(l)
 	}
 }
 
-func (p *Proxy) serve(client net.Conn) {
+func (p *Proxy) serve(l *link) {
 	defer p.wg.Done()
-	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
-	if err != nil {
-		// The server is down: the client sees its connection closed, as it
-		// would see a refused connection.
-		client.Close()
-		return
-	}
-	l := &link{client: client, server: server, done: make(chan struct{})}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	defer func() {
 		l.close()
+		p.mu.Lock()
+		delete(p.links, l)
+		p.mu.Unlock()
+	}()
+	// A refused dial (server down) closes the client's connection, which
+	// the client sees as it would see the refusal.
+	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil || !l.setServer(server) {
 		return
 	}
-	p.links[l] = struct{}{}
-	p.mu.Unlock()
-
 	var pipes sync.WaitGroup
 	pipes.Add(2)
-	go func() { defer pipes.Done(); p.pipe(l, client, server, &p.clientBytes) }()
-	go func() { defer pipes.Done(); p.pipe(l, server, client, &p.serverBytes) }()
+	go func() { defer pipes.Done(); p.pipe(l, l.client, server, &p.clientBytes) }()
+	go func() { defer pipes.Done(); p.pipe(l, server, l.client, &p.serverBytes) }()
 	pipes.Wait()
-	l.close()
-	p.mu.Lock()
-	delete(p.links, l)
-	p.mu.Unlock()
 }
 
 // pipe copies src to dst, holding each chunk (and the final close) while the
