@@ -148,10 +148,14 @@ func (l *Lock) acquire(ctx context.Context) (*hold, error) {
 	if l.sessionEvents != nil {
 		go h.followSession(l.sessionEvents)
 	}
+	var retry retrier
 	for {
 		// Step 2: list without a watch and find the immediate predecessor.
 		pred, err := l.predecessor(ctx, id, node)
-		if errors.Is(err, zk.ErrConnectionClosed) {
+		if transient(err) && !isClosed(h.lost) {
+			if err := retry.pause(ctx, err); err != nil {
+				return fail(err)
+			}
 			continue
 		} else if err != nil {
 			return fail(err)
@@ -162,11 +166,17 @@ func (l *Lock) acquire(ctx context.Context) (*hold, error) {
 		}
 		// Step 3: watch the predecessor only; if it is already gone, re-list at once.
 		r, err := call(ctx, func() (exists, error) { return existsW(l.conn, l.dir+"/"+pred) })
-		if errors.Is(err, zk.ErrConnectionClosed) || err == nil && !r.ok {
+		if err == nil && !r.ok {
+			continue
+		} else if transient(err) && !isClosed(h.lost) {
+			if err := retry.pause(ctx, err); err != nil {
+				return fail(err)
+			}
 			continue
 		} else if err != nil {
 			return fail(fmt.Errorf("watch predecessor %s: %w", pred, err))
 		}
+		retry = retrier{}
 		// Step 4: wait for the predecessor, cancellation or session loss.
 		select {
 		case ev := <-r.events:
@@ -190,14 +200,19 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if h == nil {
 		return ErrNotLocked
 	}
-	retried := false
+	wasLost, ambiguous := isClosed(h.lost), false
+	var retry retrier
 	for {
 		_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(h.node, -1) })
+		if transient(err) {
+			// A lost reply leaves the delete maybe applied: a retry's ErrNoNode then means done.
+			ambiguous = ambiguous || errors.Is(err, zk.ErrConnectionClosed)
+			if err = retry.pause(ctx, err); err == nil {
+				continue
+			}
+		}
 		switch {
-		case errors.Is(err, zk.ErrConnectionClosed):
-			retried = true // the delete may have been applied; try again to find out
-			continue
-		case err == nil || errors.Is(err, zk.ErrNoNode) && retried:
+		case err == nil || errors.Is(err, zk.ErrNoNode) && ambiguous && !wasLost:
 			err = nil
 		case errors.Is(err, zk.ErrNoNode):
 			err = fmt.Errorf("recipe: unlock %s: the lock was already lost: %w", h.node, ErrLost)
@@ -242,6 +257,15 @@ func (l *Lock) Path() string {
 		return ""
 	}
 	return l.hold.node
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

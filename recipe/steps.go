@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -25,11 +26,12 @@ const (
 // inflight counts creates whose outcome is not known yet, for cleanup.
 func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) (string, error) {
 	prefix := l.dir + "/" + protectedPrefix + id + lockMarker
+	var retry retrier
 	for {
 		inflight.Add(1)
 		node, err := call(ctx, func() (string, error) {
 			defer inflight.Done()
-			return l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, l.acl)
+			return l.conn.Create(prefix, nil, zk.FlagEphemeralSequential, l.acl)
 		})
 		switch {
 		case err == nil:
@@ -39,13 +41,17 @@ func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) 
 				return "", err
 			}
 			continue
-		case !errors.Is(err, zk.ErrConnectionClosed):
+		case !transient(err):
 			return "", fmt.Errorf("create lock node: %w", err)
 		}
 		// The create may or may not have been applied: look before creating again.
 		for {
-			names, err := call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
-			if errors.Is(err, zk.ErrConnectionClosed) {
+			if err := retry.pause(ctx, err); err != nil {
+				return "", fmt.Errorf("create lock node: %w", err)
+			}
+			var names []string
+			names, err = call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
+			if transient(err) {
 				continue
 			} else if err != nil {
 				return "", fmt.Errorf("look for lock node after lost reply: %w", err)
@@ -62,14 +68,17 @@ func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) 
 
 // createParents creates the lock directory and its ancestors as persistent nodes.
 func (l *Lock) createParents(ctx context.Context) error {
+	var retry retrier
 	for i := 1; i <= len(l.dir); i++ {
 		if i < len(l.dir) && l.dir[i] != '/' {
 			continue
 		}
 		_, err := call(ctx, func() (string, error) { return l.conn.Create(l.dir[:i], nil, 0, l.acl) })
-		if errors.Is(err, zk.ErrConnectionClosed) {
+		if transient(err) {
+			err = retry.pause(ctx, err)
 			i-- // retry this level; ErrNodeExists tells us if the lost create was applied
-		} else if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		}
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("create lock directory %s: %w", l.dir[:i], err)
 		}
 	}
@@ -79,11 +88,15 @@ func (l *Lock) createParents(ctx context.Context) error {
 // watchOwn sets the watch on the own node that reports the loss of the session, and
 // checks that the node belongs to the connection's current session.
 func (l *Lock) watchOwn(ctx context.Context, node string) (*zk.Stat, <-chan zk.Event, error) {
+	var retry retrier
 	for {
 		r, err := call(ctx, func() (exists, error) { return existsW(l.conn, node) })
-		if errors.Is(err, zk.ErrConnectionClosed) {
-			continue
-		} else if err != nil {
+		if transient(err) {
+			if err = retry.pause(ctx, err); err == nil {
+				continue
+			}
+		}
+		if err != nil {
 			return nil, nil, fmt.Errorf("watch own node %s: %w", node, err)
 		}
 		if !r.ok {
@@ -141,11 +154,15 @@ func (l *Lock) cleanup(id string, inflight *sync.WaitGroup) error {
 	case <-ctx.Done():
 		return fmt.Errorf("recipe: cleanup: a create is still in flight, its node may live until the session ends: %w", ctx.Err())
 	}
-retry:
+	var retry retrier
+again:
 	names, err := call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
-	if errors.Is(err, zk.ErrConnectionClosed) {
-		goto retry
-	} else if errors.Is(err, zk.ErrNoNode) {
+	if transient(err) {
+		if err = retry.pause(ctx, err); err == nil {
+			goto again
+		}
+	}
+	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("recipe: cleanup: list %s: %w", l.dir, err)
@@ -153,9 +170,12 @@ retry:
 	for _, name := range names {
 		if nodeID, _, ok := parseNode(name); ok && nodeID == id {
 			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(l.dir+"/"+name, -1) })
-			if errors.Is(err, zk.ErrConnectionClosed) {
-				goto retry
-			} else if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if transient(err) {
+				if err = retry.pause(ctx, err); err == nil {
+					goto again
+				}
+			}
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return fmt.Errorf("recipe: cleanup: delete %s: %w", name, err)
 			}
 		}
@@ -173,10 +193,7 @@ func (h *hold) followOwn(conn Conn, events <-chan zk.Event) {
 				h.markLost()
 				return
 			}
-			r, err := existsW(conn, h.node)
-			for errors.Is(err, zk.ErrConnectionClosed) {
-				r, err = existsW(conn, h.node)
-			}
+			r, err := existsW(conn, h.node) // a failure here errs on the safe side: lost
 			if err != nil || !r.ok {
 				h.markLost()
 				return
@@ -283,4 +300,36 @@ func newID(r io.Reader) (string, error) {
 
 func validDir(p string) bool {
 	return len(p) > 1 && p[0] == '/' && !strings.HasSuffix(p, "/") && !strings.Contains(p, "//")
+}
+
+// transient reports whether a call failed only for want of a connection and may be
+// retried: go-zookeeper returns ErrConnectionClosed for a request in flight when the
+// connection dropped (it may or may not have been applied) and ErrNoServer for one it
+// never sent because no server answered.
+func transient(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+}
+
+// maxAttempts bounds how many times in a row a step retries after transient errors:
+// a partition longer than that (minutes with go-zookeeper, which waits for a server
+// before failing a call) or a closed client ends the attempt with an error.
+const maxAttempts = 100
+
+// retrier paces the retries of one step after transient errors.
+type retrier struct{ failures int }
+
+// pause waits before the next attempt after the transient error err, growing the wait
+// from 2ms to a second; it returns an error when ctx is done or attempts run out.
+func (r *retrier) pause(ctx context.Context, err error) error {
+	if r.failures++; r.failures > maxAttempts {
+		return fmt.Errorf("gave up after %d attempts: %w", maxAttempts, err)
+	}
+	t := time.NewTimer(min(time.Millisecond<<min(r.failures, 10), time.Second))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
