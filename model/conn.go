@@ -287,16 +287,20 @@ func (c *Conn) Close() {
 // of zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence and zk.FlagEphemeralSequential; ACLs are accepted and
 // ignored (the model has no access control).
 func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	// go-zookeeper's order: unknown flags, then the path (a trailing / is fine for the sequential modes,
+	// TTL included), then the refusal of TTL modes.
 	switch flags {
-	case zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential, zk.FlagContainer:
-	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
-		return "", fmt.Errorf("Create with TTL flag disallowed: %w", zk.ErrInvalidFlags)
+	case zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential, zk.FlagContainer, zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
 	default:
 		// go-zookeeper's own words, wrapping no sentinel; kept so that code behaves the same on both.
 		return "", fmt.Errorf("invalid flag value: [%v]", flags)
 	}
-	if err := validatePath(path, flags == zk.FlagSequence || flags == zk.FlagEphemeralSequential); err != nil {
+	sequential := flags == zk.FlagSequence || flags == zk.FlagEphemeralSequential || flags == zk.FlagPersistentSequentialWithTTL
+	if err := validatePath(path, sequential); err != nil {
 		return "", err
+	}
+	if flags == zk.FlagTTL || flags == zk.FlagPersistentSequentialWithTTL {
+		return "", fmt.Errorf("Create with TTL flag disallowed: %w", zk.ErrInvalidFlags)
 	}
 	res, _ := c.do(&request{op: opCreate, path: path, data: data, flags: flags, acl: acl})
 	return res.path, res.err
