@@ -1,0 +1,258 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkmodel/zkmodel/model"
+	"github.com/zkmodel/zkmodel/recipe"
+	"pgregory.net/rapid"
+)
+
+// Locker is what the checker exercises: a lock on one path. A Locker that also has
+// `Lost() <-chan struct{}` is told of loss through it: the workload checks it before writing.
+type Locker interface {
+	Lock(ctx context.Context) error
+	Unlock(ctx context.Context) error
+	Token() int64
+}
+
+// Factory makes one client's Locker on the given connection and lock path. It is called once per client per
+// run, inside the run. It must be deterministic: take randomness from RandFor(conn), not crypto/rand, or runs
+// will not replay.
+type Factory func(conn recipe.Conn, path string) Locker
+
+// Fault is a set of fault kinds the scheduler may inject.
+type Fault uint16
+
+// The fault kinds.
+const (
+	FaultLoseRequest Fault = 1 << iota // a request is lost with its connection: not applied, caller sees ErrConnectionClosed
+	FaultLoseReply                     // a reply is lost with its connection: applied, caller sees ErrConnectionClosed
+	FaultDisconnect                    // a connection drops with whatever was in flight; the client reconnects later
+	FaultExpire                        // the server expires a session
+	FaultAdvance                       // the virtual clock jumps past the session timeout (disconnected sessions expire, deadlines pass)
+	FaultCancel                        // a waiter's context is cancelled
+
+	// AllFaults enables every fault kind.
+	AllFaults = FaultLoseRequest | FaultLoseReply | FaultDisconnect | FaultExpire | FaultAdvance | FaultCancel
+)
+
+var faultNames = []struct {
+	f    Fault
+	name string
+}{{FaultLoseRequest, "lose-request"}, {FaultLoseReply, "lose-reply"}, {FaultDisconnect, "disconnect"}, {FaultExpire, "expire"}, {FaultAdvance, "advance"}, {FaultCancel, "cancel"}}
+
+// String lists the fault kinds, e.g. "lose-request,expire", or "none".
+func (f Fault) String() string {
+	var names []string
+	for _, n := range faultNames {
+		if f&n.f != 0 {
+			names = append(names, n.name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
+
+// ParseFaults is the inverse of Fault.String.
+func ParseFaults(s string) (Fault, error) {
+	if s == "none" || s == "" {
+		return 0, nil
+	}
+	var f Fault
+	for _, part := range strings.Split(s, ",") {
+		found := false
+		for _, n := range faultNames {
+			if n.name == strings.TrimSpace(part) {
+				f |= n.f
+				found = true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("check: unknown fault kind %q (known: lose-request, lose-reply, disconnect, expire, advance, cancel)", part)
+		}
+	}
+	return f, nil
+}
+
+// Config says what to explore. Zero fields take the defaults shown.
+type Config struct {
+	Name     string        // the variant's name, used in trace file names (default "lock")
+	Clients  int           // K, the number of clients contending (default 3)
+	Rounds   int           // lock/unlock rounds per client (default 2)
+	Steps    int           // scheduler decisions before the faults stop and the run is drained (default 120)
+	Faults   Fault         // fault kinds to inject (default: none; use AllFaults)
+	MaxFault int           // at most this many faults per run (default 4)
+	Deadline time.Duration // odd-numbered clients' Lock calls time out after this much virtual time (default 30s; <0 disables)
+	Checks   int           // interleavings to explore (default 100; rapid's -rapid.checks overrides it when set)
+	Seed     uint64        // rapid's seed (default 0: rapid picks one, or -rapid.seed)
+	TraceDir string        // where failure traces go (default "traces" beside the module's go.mod)
+	Progress io.Writer     // if set, a progress line every second while exploring
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "lock"
+	}
+	if c.Clients <= 0 {
+		c.Clients = 3
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 2
+	}
+	if c.Steps <= 0 {
+		c.Steps = 120
+	}
+	if c.MaxFault <= 0 {
+		c.MaxFault = 4
+	}
+	if c.Deadline == 0 {
+		c.Deadline = 30 * time.Second
+	}
+	if c.Checks <= 0 {
+		c.Checks = 100
+	}
+	if c.TraceDir == "" {
+		c.TraceDir = defaultTraceDir()
+	}
+	return c
+}
+
+// defaultTraceDir is traces/ at the module root (found by walking up to go.mod), or ./traces.
+func defaultTraceDir() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "traces"
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "traces")
+		}
+		if filepath.Dir(d) == d {
+			return "traces"
+		}
+	}
+}
+
+// Report says what an exploration found.
+type Report struct {
+	Runs        int           // interleavings explored (including those rapid ran while shrinking)
+	Failed      bool          // a property was violated
+	Property    string        // which one: "safety", "fenced-register", "liveness", "no-herd", "hygiene"
+	Verdict     string        // the violation, in a sentence
+	Trace       string        // the shrunk failing trace's path, if any
+	FirstFail   time.Duration // wall time from the start to the first failing run
+	Elapsed     time.Duration // wall time of the whole exploration (shrinking included)
+	Decisions   int           // scheduler decisions in the shrunk failing run
+	failingText string
+}
+
+// RandFor returns a deterministic random stream for a model connection's client (by its ClientID), for
+// Factories whose lock needs randomness (recipe.WithRandom). On any other connection it returns a stream
+// seeded with 0.
+func RandFor(conn recipe.Conn) io.Reader {
+	var id uint64
+	if c, ok := conn.(*model.Conn); ok {
+		id = uint64(c.ClientID())
+	}
+	return &randReader{r: rand.New(rand.NewPCG(id, 0x7a6b6d6f64656c))}
+}
+
+type randReader struct{ r *rand.Rand }
+
+func (r *randReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r.r.Uint32())
+	}
+	return len(p), nil
+}
+
+// Run explores interleavings and faults of K clients running f's lock on the model, and checks every run's
+// properties (see the package documentation). On a violation it fails t, writes the shrunk run's trace to
+// cfg.TraceDir (and porcupine's visualisation beside it for a safety violation), and reports it.
+func Run(t *testing.T, f Factory, cfg Config) Report {
+	t.Helper()
+	cfg = cfg.withDefaults()
+	var (
+		mu      sync.Mutex
+		rep     Report
+		last    *outcome
+		started = time.Now()
+	)
+	stop := progress(cfg, &mu, &rep)
+	defer stop()
+	t.Run("explore", func(t *testing.T) {
+		prop := func(rt *rapid.T) {
+			rapid.SyncTest(rt, func(rt *rapid.T) {
+				out := execute(f, cfg, rapidDecider{t: rt, cfg: cfg})
+				mu.Lock()
+				rep.Runs++
+				if out.failed() && !rep.Failed {
+					rep.Failed = true
+					rep.FirstFail = time.Since(started)
+				}
+				if out.failed() {
+					last = out
+				}
+				mu.Unlock()
+				if out.failed() {
+					rt.Fatalf("%s violated: %s", out.property, out.verdict)
+				}
+			})
+		}
+		checkWith(t, cfg, prop)
+	})
+	rep.Elapsed = time.Since(started)
+	if last != nil {
+		rep.Property, rep.Verdict, rep.Decisions = last.property, last.verdict, len(last.decisions)
+		rep.failingText = last.render(cfg)
+		path, err := writeTrace(cfg, last)
+		if err != nil {
+			t.Errorf("check: writing the trace: %v", err)
+		} else {
+			rep.Trace = path
+			t.Logf("check: %s violated: %s\ntrace: %s (replay: make replay TRACE=%s)", last.property, last.verdict, path, path)
+		}
+	}
+	return rep
+}
+
+// progress prints a line a second while exploring, if cfg.Progress is set.
+func progress(cfg Config, mu *sync.Mutex, rep *Report) (stop func()) {
+	if cfg.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				mu.Lock()
+				n, failed := rep.Runs, rep.Failed
+				mu.Unlock()
+				state := "no violation yet"
+				if failed {
+					state = "violation found, shrinking"
+				}
+				fmt.Fprintf(cfg.Progress, "  %s: %d interleavings in %s, %s\n", cfg.Name, n, time.Since(start).Round(time.Second), state)
+			}
+		}
+	}()
+	return func() { close(done) }
+}

@@ -1,0 +1,289 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/recipe"
+)
+
+// Variant is a named lock implementation the checker knows: the product's recipe, and the mutants —
+// deliberately broken locks, each with one classic bug — that demonstrate the checker catches them.
+type Variant struct {
+	Name    string
+	Bug     string  // what is wrong with it ("" for the recipe)
+	Expect  string  // the property that must catch it ("" for the recipe: it must pass)
+	Factory Factory // makes it
+	Config  Config  // how to explore it (Name, Faults and the like filled in)
+}
+
+// Recipe is the Factory of the product's lock (package recipe), with deterministic node ids.
+func Recipe(conn recipe.Conn, path string) Locker {
+	return recipe.NewLock(conn, path, recipe.WithRandom(RandFor(conn)))
+}
+
+// Variants returns the recipe and the six mutants, with the exploration each gets in `make check`.
+func Variants() []Variant {
+	v := func(name, bug, expect string, bugs mutation, faults Fault) Variant {
+		return Variant{Name: name, Bug: bug, Expect: expect,
+			Factory: func(conn recipe.Conn, path string) Locker { return newMutant(conn, path, bugs) },
+			Config:  Config{Name: name, Faults: faults}}
+	}
+	return []Variant{
+		{Name: "recipe", Factory: Recipe, Config: Config{Name: "recipe", Faults: AllFaults}},
+		v("mutant-a-watch-parent", "watches the lock's parent (every child change) instead of its predecessor", "no-herd", watchParent, AllFaults),
+		v("mutant-b-ignore-gone", "ignores \"predecessor already gone\" from exists-with-watch and waits anyway", "liveness", ignoreGone, AllFaults),
+		v("mutant-c-plain-create", "creates a plain ephemeral-sequential node and retries it after a lost reply", "liveness", plainCreate, FaultLoseReply),
+		v("mutant-d-order-by-name", "orders lock nodes by their full name instead of their sequence number", "safety", orderByName, 0),
+		v("mutant-e-leave-on-cancel", "leaves its node behind when Lock is cancelled", "liveness", leaveOnCancel, FaultCancel),
+		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register", ignoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
+	}
+}
+
+// VariantByName finds a variant of Variants.
+func VariantByName(name string) (Variant, error) {
+	var names []string
+	for _, v := range Variants() {
+		if v.Name == name {
+			return v, nil
+		}
+		names = append(names, v.Name)
+	}
+	return Variant{}, fmt.Errorf("check: no variant %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// mutation is a set of deliberate bugs.
+type mutation uint8
+
+const (
+	watchParent mutation = 1 << iota
+	ignoreGone
+	plainCreate
+	orderByName
+	leaveOnCancel
+	ignoreLoss
+)
+
+// mutant is a compact lock recipe that is correct with no mutations, and broken in one known way with each.
+// It is a fixture for the checker, not a lock to use.
+type mutant struct {
+	conn  recipe.Conn
+	dir   string
+	bugs  mutation
+	rand  io.Reader
+	node  string
+	token int64
+	lost  chan struct{}
+}
+
+var errMutantLost = errors.New("mutant: lock node gone")
+
+func newMutant(conn recipe.Conn, dir string, bugs mutation) *mutant {
+	return &mutant{conn: conn, dir: dir, bugs: bugs, rand: RandFor(conn)}
+}
+
+func (m *mutant) has(b mutation) bool { return m.bugs&b != 0 }
+
+// Lock acquires the lock (or fails, with the mutation's bug).
+func (m *mutant) Lock(ctx context.Context) error {
+	node, err := m.create(ctx)
+	if err != nil {
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return m.giveUp(node, err)
+		}
+		kids, _, err := m.conn.Children(m.dir)
+		if err != nil {
+			continue // connection trouble: list again
+		}
+		kids = m.sorted(kids)
+		me := -1
+		for i, k := range kids {
+			if m.dir+"/"+k == node {
+				me = i
+			}
+		}
+		if me < 0 {
+			return errMutantLost
+		}
+		if me == 0 {
+			ok, st, _, err := m.conn.ExistsW(node)
+			if err != nil || !ok {
+				continue
+			}
+			m.node, m.token, m.lost = node, st.Czxid, make(chan struct{})
+			m.followOwn()
+			return nil
+		}
+		var ch <-chan zk.Event
+		if m.has(watchParent) {
+			cw, isWide := m.conn.(interface {
+				ChildrenW(string) ([]string, *zk.Stat, <-chan zk.Event, error)
+			})
+			if !isWide {
+				return fmt.Errorf("mutant: %T has no ChildrenW", m.conn)
+			}
+			_, _, ch, err = cw.ChildrenW(m.dir)
+		} else {
+			var ok bool
+			ok, _, ch, err = m.conn.ExistsW(m.dir + "/" + kids[me-1])
+			if err == nil && !ok && !m.has(ignoreGone) {
+				continue
+			}
+		}
+		if err != nil {
+			continue
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return m.giveUp(node, ctx.Err())
+		}
+	}
+}
+
+func (m *mutant) create(ctx context.Context) (string, error) {
+	var id [8]byte
+	if _, err := io.ReadFull(m.rand, id[:]); err != nil {
+		return "", err
+	}
+	prefix := fmt.Sprintf("_c_%x-lock-", id)
+	if m.has(plainCreate) {
+		prefix = "lock-"
+	}
+	for ctx.Err() == nil {
+		node, err := m.conn.Create(m.dir+"/"+prefix, nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+		if err == nil {
+			return node, nil
+		}
+		if !errors.Is(err, zk.ErrConnectionClosed) {
+			return "", err
+		}
+		if m.has(plainCreate) {
+			continue // the bug: the first create may have happened
+		}
+		kids, _, err := m.conn.Children(m.dir)
+		if err != nil {
+			continue
+		}
+		for _, k := range kids {
+			if strings.HasPrefix(k, prefix) {
+				return m.dir + "/" + k, nil
+			}
+		}
+	}
+	return "", ctx.Err()
+}
+
+func (m *mutant) giveUp(node string, cause error) error {
+	if !m.has(leaveOnCancel) {
+		for i := 0; i < 10; i++ {
+			err := m.conn.Delete(node, -1)
+			if err == nil || errors.Is(err, zk.ErrNoNode) {
+				break
+			}
+		}
+	}
+	return fmt.Errorf("mutant: gave up: %w", cause)
+}
+
+// sorted orders lock nodes by sequence number (or, with orderByName, by name).
+func (m *mutant) sorted(kids []string) []string {
+	var locks []string
+	for _, k := range kids {
+		if _, ok := seqOf(k); ok {
+			locks = append(locks, k)
+		}
+	}
+	sort.Slice(locks, func(i, j int) bool {
+		if m.has(orderByName) {
+			return locks[i] < locks[j]
+		}
+		a, _ := seqOf(locks[i])
+		b, _ := seqOf(locks[j])
+		return a < b
+	})
+	return locks
+}
+
+func seqOf(name string) (int64, bool) {
+	i := strings.LastIndex(name, "lock-")
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name[i+len("lock-"):], 10, 64)
+	return n, err == nil
+}
+
+// followOwn closes lost when the own node goes (deleted, or the session ended) — unless the holder ignores it.
+func (m *mutant) followOwn() {
+	if m.has(ignoreLoss) {
+		return
+	}
+	lost, node := m.lost, m.node
+	go func() {
+		for {
+			ok, _, ch, err := m.conn.ExistsW(node)
+			if err != nil {
+				if errors.Is(err, zk.ErrConnectionClosed) {
+					continue
+				}
+				close(lost)
+				return
+			}
+			if !ok {
+				close(lost)
+				return
+			}
+			ev := <-ch
+			if ev.Type == zk.EventNodeDataChanged {
+				continue
+			}
+			if ev.Type != zk.EventNodeDeleted && ev.Err == nil {
+				continue
+			}
+			close(lost)
+			return
+		}
+	}()
+}
+
+// Lost is closed when the holder loses its node (never, with ignoreLoss).
+func (m *mutant) Lost() <-chan struct{} {
+	if m.lost == nil {
+		return nil
+	}
+	return m.lost
+}
+
+// Token is the own node's czxid (0, "no token", with ignoreLoss).
+func (m *mutant) Token() int64 {
+	if m.has(ignoreLoss) {
+		return 0
+	}
+	return m.token
+}
+
+// Unlock deletes the own node.
+func (m *mutant) Unlock(ctx context.Context) error {
+	node := m.node
+	m.node = ""
+	for ctx.Err() == nil {
+		err := m.conn.Delete(node, -1)
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if !errors.Is(err, zk.ErrConnectionClosed) {
+			return err
+		}
+	}
+	return ctx.Err()
+}

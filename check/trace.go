@@ -1,0 +1,296 @@
+package check
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// A trace file is text a person can follow:
+//
+//	zkmodel trace v1
+//	variant: mutant-b-ignore-gone
+//	clients: 3
+//	...                              (the rest of the Config)
+//	property: liveness
+//	verdict: after the faults stopped ... client c2 was still blocked in Lock ...
+//
+//	decisions:
+//	  apply c1
+//	  ...
+//	  # drain
+//
+//	history:
+//	  step 1 ─ apply c1
+//	      c1  model:apply   create /lock/… -> …
+//	  ...
+//
+// Only the header and the decisions before "# drain" are read back: replay takes those decisions, drains the
+// same way, and must reproduce the history line for line.
+
+const traceMagic = "zkmodel trace v1"
+
+// render writes the outcome as a trace.
+func (o *outcome) render(cfg Config) string {
+	var b strings.Builder
+	fmt.Fprintln(&b, traceMagic)
+	fmt.Fprintf(&b, "variant: %s\n", cfg.Name)
+	fmt.Fprintf(&b, "clients: %d\n", cfg.Clients)
+	fmt.Fprintf(&b, "rounds: %d\n", cfg.Rounds)
+	fmt.Fprintf(&b, "steps: %d\n", cfg.Steps)
+	fmt.Fprintf(&b, "faults: %s\n", cfg.Faults)
+	fmt.Fprintf(&b, "max-faults: %d\n", cfg.MaxFault)
+	fmt.Fprintf(&b, "deadline: %s\n", cfg.Deadline)
+	prop, verdict := o.property, o.verdict
+	if prop == "" {
+		prop, verdict = "none", "every property held"
+	}
+	fmt.Fprintf(&b, "property: %s\n", prop)
+	fmt.Fprintf(&b, "verdict: %s\n", verdict)
+	b.WriteString("\ndecisions:\n")
+	for _, d := range o.decisions {
+		fmt.Fprintf(&b, "  %s\n", d)
+	}
+	b.WriteString("\nhistory:\n")
+	b.WriteString(o.historyText())
+	fmt.Fprintf(&b, "\nfinal state:\n")
+	for _, line := range strings.Split(strings.TrimSpace(o.dump), "\n") {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	fmt.Fprintf(&b, "\nverdict: %s: %s\n", prop, verdict)
+	return b.String()
+}
+
+// historyText renders the history, one line per event, grouped by step.
+func (o *outcome) historyText() string {
+	var b strings.Builder
+	for _, e := range o.history {
+		if e.kind == "decision" {
+			fmt.Fprintf(&b, "  step %d ─ %s\n", e.step, e.text)
+			continue
+		}
+		who := "  "
+		if e.client > 0 {
+			who = fmt.Sprintf("c%d", e.client)
+		}
+		fmt.Fprintf(&b, "      %-3s %-18s %s\n", who, e.kind, e.text)
+	}
+	return b.String()
+}
+
+// writeTrace writes the trace (and porcupine's visualisation for a safety or register violation) into
+// cfg.TraceDir, named after the variant and property.
+func writeTrace(cfg Config, o *outcome) (string, error) {
+	if err := os.MkdirAll(cfg.TraceDir, 0o755); err != nil {
+		return "", fmt.Errorf("creating the trace directory: %w", err)
+	}
+	path := filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-%s.trace", cfg.Name, o.property))
+	if err := os.WriteFile(path, []byte(o.render(cfg)), 0o644); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	if o.property == "safety" || o.property == "fenced-register" {
+		html := strings.TrimSuffix(path, ".trace") + ".html"
+		if err := o.visualize(html); err != nil {
+			return path, fmt.Errorf("writing porcupine's visualisation %s: %w", html, err)
+		}
+	}
+	return path, nil
+}
+
+// Trace is a parsed trace file.
+type Trace struct {
+	Path      string
+	Config    Config
+	Property  string   // the recorded property ("none" for a passing run)
+	Verdict   string   // the recorded verdict sentence
+	Decisions []string // the exploration's decisions, in order
+	History   string   // the recorded history section
+}
+
+// ParseTrace reads a trace file. A malformed file gives an error naming the file and line.
+func ParseTrace(path string) (*Trace, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("check: reading trace: %w", err)
+	}
+	tr := &Trace{Path: path}
+	bad := func(line int, format string, args ...any) error {
+		return fmt.Errorf("check: %s:%d: %s", path, line, fmt.Sprintf(format, args...))
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	section, n := "header", 0
+	var history strings.Builder
+	seen := map[string]bool{}
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if n == 1 {
+			if line != traceMagic {
+				return nil, bad(1, "not a zkmodel trace: the first line must be %q", traceMagic)
+			}
+			continue
+		}
+		switch {
+		case line == "decisions:" || line == "history:" || line == "final state:":
+			section = strings.TrimSuffix(line, ":")
+			continue
+		case strings.HasPrefix(line, "verdict: ") && section != "header":
+			section = "end"
+			continue
+		}
+		switch section {
+		case "header":
+			if line == "" {
+				continue
+			}
+			key, val, ok := strings.Cut(line, ": ")
+			if !ok {
+				return nil, bad(n, "want \"key: value\" in the header, got %q", line)
+			}
+			if err := tr.setHeader(key, val); err != nil {
+				return nil, bad(n, "%v", err)
+			}
+			seen[key] = true
+		case "decisions":
+			d := strings.TrimSpace(line)
+			if d == "" || d == "# drain" {
+				if d == "# drain" {
+					section = "after-drain"
+				}
+				continue
+			}
+			if !strings.HasPrefix(line, "  ") || !validDecision(d) {
+				return nil, bad(n, "malformed decision %q (want e.g. \"apply c1\", \"cancel c2\", \"advance 14s\")", line)
+			}
+			tr.Decisions = append(tr.Decisions, d)
+		case "history":
+			history.WriteString(line + "\n")
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("check: reading %s: %w", path, err)
+	}
+	for _, key := range []string{"variant", "clients", "property"} {
+		if !seen[key] {
+			return nil, bad(n, "the header has no %q line", key)
+		}
+	}
+	tr.History = history.String()
+	return tr, nil
+}
+
+func validDecision(d string) bool {
+	f := strings.Fields(d)
+	if len(f) != 2 {
+		return false
+	}
+	switch f[0] {
+	case "advance":
+		_, err := time.ParseDuration(f[1])
+		return err == nil
+	case "apply", "deliver", "reconnect", "lose-request", "lose-reply", "disconnect", "expire", "cancel", "cs-read", "cs-write":
+		id, err := strconv.Atoi(strings.TrimPrefix(f[1], "c"))
+		return strings.HasPrefix(f[1], "c") && err == nil && id > 0
+	}
+	return false
+}
+
+func (tr *Trace) setHeader(key, val string) error {
+	c := &tr.Config
+	atoi := func() (int, error) {
+		v, err := strconv.Atoi(val)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("%s: want a whole number, got %q", key, val)
+		}
+		return v, nil
+	}
+	var err error
+	switch key {
+	case "variant":
+		c.Name = val
+	case "clients":
+		c.Clients, err = atoi()
+	case "rounds":
+		c.Rounds, err = atoi()
+	case "steps":
+		c.Steps, err = atoi()
+	case "max-faults":
+		c.MaxFault, err = atoi()
+	case "faults":
+		c.Faults, err = ParseFaults(val)
+	case "deadline":
+		c.Deadline, err = time.ParseDuration(val)
+		if err != nil {
+			err = fmt.Errorf("deadline: %w", err)
+		}
+	case "property":
+		tr.Property = val
+	case "verdict":
+		tr.Verdict = val
+	default:
+		return fmt.Errorf("unknown header key %q", key)
+	}
+	return err
+}
+
+// ErrDiverged is wrapped by Replay's error when a trace no longer replays.
+var ErrDiverged = errors.New("check: the replay diverged from the trace")
+
+// Replay re-runs a trace's decisions with f and returns the replayed trace's text. It fails (with an error
+// wrapping ErrDiverged, naming the first step that differs) when a decision cannot be taken or the history or
+// verdict come out differently.
+func Replay(t *testing.T, f Factory, tr *Trace) (string, error) {
+	t.Helper()
+	cfg := tr.Config
+	cfg.TraceDir = "unused"
+	cfg = cfg.withDefaults()
+	var out *outcome
+	synctest.Test(t, func(t *testing.T) {
+		out = execute(f, cfg, &replayDecider{decisions: tr.Decisions})
+	})
+	text := out.render(cfg)
+	if out.property == "replay" {
+		return text, fmt.Errorf("%w: %s: %s", ErrDiverged, tr.Path, out.verdict)
+	}
+	if got := out.historyText(); got != tr.History {
+		gl, wl := strings.Split(got, "\n"), strings.Split(tr.History, "\n")
+		for i := 0; i < max(len(gl), len(wl)); i++ {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				return text, fmt.Errorf("%w: %s: history line %d (%s): recorded %q, replayed %q", ErrDiverged, tr.Path, i+1, stepOf(wl, i), w, g)
+			}
+		}
+	}
+	prop := out.property
+	if prop == "" {
+		prop = "none"
+	}
+	if prop != tr.Property {
+		return text, fmt.Errorf("%w: %s: recorded verdict %q, replayed %q (%s)", ErrDiverged, tr.Path, tr.Property, prop, out.verdict)
+	}
+	return text, nil
+}
+
+// stepOf names the step a history line belongs to.
+func stepOf(lines []string, i int) string {
+	for ; i >= 0; i-- {
+		if i < len(lines) && strings.HasPrefix(lines[i], "  step ") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return "before the first step"
+}
