@@ -40,6 +40,46 @@ var errorRules = []rule{
 			t.Fatal("full/c vanished after a rejected delete of its parent")
 		}
 	}},
+	{"errors/errors are go-zookeeper's own values, not wrapped", func(t *testing.T, h *harness) {
+		// Code written against go-zookeeper compares with ==, as go-zookeeper itself does.
+		c := h.connect()
+		mustCreate(t, c, h.path("x"), nil, zk.FlagPersistent)
+		mustCreate(t, c, h.path("x/c"), nil, zk.FlagPersistent)
+		mustCreate(t, c, h.path("e"), nil, zk.FlagEphemeral)
+		multiErr := func(op any) error {
+			res, err := c.Multi(op)
+			if len(res) != 1 || res[0].Error != err {
+				return fmt.Errorf("multi result %v differs from Multi's error %v", res, err)
+			}
+			return err
+		}
+		cases := []struct {
+			name string
+			err  error
+			want error
+		}{
+			{"Get of a missing node", func() error { _, _, err := c.Get(h.path("missing")); return err }(), zk.ErrNoNode},
+			{"Create of an existing node", func() error { _, err := c.Create(h.path("x"), nil, 0, openACL); return err }(), zk.ErrNodeExists},
+			{"Set with a wrong version", func() error { _, err := c.Set(h.path("x"), nil, 9); return err }(), zk.ErrBadVersion},
+			{"Delete of a non-empty node", c.Delete(h.path("x"), -1), zk.ErrNotEmpty},
+			{"Create under an ephemeral", func() error { _, err := c.Create(h.path("e/c"), nil, 0, openACL); return err }(), zk.ErrNoChildrenForEphemerals},
+			{"Create with no ACL", func() error { _, err := c.Create(h.path("y"), nil, 0, nil); return err }(), zk.ErrInvalidACL},
+			{"Delete of the root", c.Delete("/", -1), zk.ErrBadArguments},
+			{"Create of an empty path", func() error { _, err := c.Create("", nil, 0, openACL); return err }(), zk.ErrInvalidPath},
+			{"Get of a relative path", func() error { _, _, err := c.Get("relative"); return err }(), zk.ErrInvalidPath},
+			{"multi with a relative path", multiErr(&zk.CreateRequest{Path: "relative", Acl: openACL}), zk.ErrBadArguments},
+			{"multi check of a missing node", multiErr(&zk.CheckVersionRequest{Path: h.path("missing"), Version: -1}), zk.ErrNoNode},
+		}
+		for _, tc := range cases {
+			if tc.err != tc.want {
+				t.Errorf("%s: got %#v (%q), want go-zookeeper's sentinel %q itself, unwrapped", tc.name, tc.err, tc.err, tc.want)
+			}
+		}
+		c.close()
+		if _, _, err := c.Get(h.path("x")); err != zk.ErrConnectionClosed {
+			t.Errorf("Get on a closed Conn: got %#v (%q), want go-zookeeper's sentinel %q itself, unwrapped", err, err, zk.ErrConnectionClosed)
+		}
+	}},
 	{"errors/version -1 matches any version and an exact version matches", func(t *testing.T, h *harness) {
 		c := h.connect()
 		mustCreate(t, c, h.path("x"), nil, zk.FlagPersistent)
@@ -70,16 +110,16 @@ var errorRules = []rule{
 		invalid := []string{"", "relative", h.base + "/", h.base + "//x", h.path("./x"), h.path("../x"),
 			h.path("."), h.path(".."), "/.", "/..", h.path("a\x00b"), h.path("a\x01"), h.path("a\u007f")}
 		for _, p := range invalid {
-			if _, err := c.Create(p, nil, zk.FlagPersistent, openACL); err != zk.ErrInvalidPath {
+			if _, err := c.Create(p, nil, zk.FlagPersistent, openACL); !errors.Is(err, zk.ErrInvalidPath) {
 				t.Fatalf("Create(%q) = %v, want %v", p, err, zk.ErrInvalidPath)
 			}
-			if _, _, err := c.Get(p); err != zk.ErrInvalidPath {
+			if _, _, err := c.Get(p); !errors.Is(err, zk.ErrInvalidPath) {
 				t.Fatalf("Get(%q) = %v, want %v", p, err, zk.ErrInvalidPath)
 			}
-			if err := c.Delete(p, -1); err != zk.ErrInvalidPath {
+			if err := c.Delete(p, -1); !errors.Is(err, zk.ErrInvalidPath) {
 				t.Fatalf("Delete(%q) = %v, want %v", p, err, zk.ErrInvalidPath)
 			}
-			if _, _, _, err := c.ExistsW(p); err != zk.ErrInvalidPath {
+			if _, _, _, err := c.ExistsW(p); !errors.Is(err, zk.ErrInvalidPath) {
 				t.Fatalf("ExistsW(%q) = %v, want %v", p, err, zk.ErrInvalidPath)
 			}
 		}
@@ -166,7 +206,7 @@ var errorRules = []rule{
 			"Sync":      func() error { _, err := c.Sync(p); return err },
 		}
 		for name, call := range calls {
-			if err := call(); err != zk.ErrConnectionClosed {
+			if err := call(); !errors.Is(err, zk.ErrConnectionClosed) {
 				t.Fatalf("%s on a closed Conn = %v, want %v", name, err, zk.ErrConnectionClosed)
 			}
 		}

@@ -41,9 +41,17 @@ type standaloneServer struct {
 var testServer *standaloneServer
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	srv, err := startStandalone(ctx)
-	cancel()
+	// A start can fail when another process takes the free port first; try a few ports.
+	var srv *standaloneServer
+	var err error
+	for attempt := 0; attempt < 3 && srv == nil; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		srv, err = startStandalone(ctx)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "starting ZooKeeper (attempt %d): %v\n", attempt+1, err)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "conformance tests need ZooKeeper 3.8 (run `make zookeeper`): %v\n", err)
 		os.Exit(1)
@@ -121,8 +129,9 @@ func startStandalone(ctx context.Context) (*standaloneServer, error) {
 			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 			return nil, fmt.Errorf("ZooKeeper exited during startup; log:\n%s", log)
 		case <-ctx.Done():
+			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 			srv.stop()
-			return nil, fmt.Errorf("ZooKeeper on %s did not answer ruok: %w", srv.addr, ctx.Err())
+			return nil, fmt.Errorf("ZooKeeper on %s did not answer ruok: %w; log:\n%s", srv.addr, ctx.Err(), log)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
