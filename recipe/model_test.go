@@ -390,3 +390,27 @@ func TestCancelBeforeCreateSent(t *testing.T) {
 		t.Fatalf("lock nodes %v left after a cancelled Lock, want none", nodes)
 	}
 }
+
+// TestStrayNodeWithOwnIDDeleted plants a node carrying the id the lock will draw (a
+// seeded id source makes it known) ahead of the lock's own: the lock deletes it as
+// the leftover of a lost create instead of queueing behind it.
+func TestStrayNodeWithOwnIDDeleted(t *testing.T) {
+	env := &modelEnv{srv: model.NewServer(model.WithSeed(4))}
+	conn, _ := env.Connect(t)
+	id := strings.Repeat("ab", 16)
+	dir := "/stray"
+	for _, p := range []string{dir, dir + "/_c_" + id + "-lock-0000000000"} {
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := recipe.NewLock(conn, dir, recipe.WithRandom(strings.NewReader(strings.Repeat("\xab", 16))))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := l.Lock(ctx); err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	if nodes := recipetest.LockNodes(t, conn, dir); len(nodes) != 1 || dir+"/"+nodes[0] != l.Path() {
+		t.Fatalf("lock nodes %v, want only the lock's own %s", nodes, l.Path())
+	}
+}
