@@ -142,12 +142,15 @@ type node struct {
 // containerOwner is the ephemeralOwner ZooKeeper gives container nodes.
 const containerOwner = math.MinInt64
 
-// view returns the stat as ZooKeeper 3.8 reports it. The stored cversion counts the creates of children (it
+// view returns the stat as ZooKeeper 3.8 reports it: a container's ephemeralOwner is 0. The stored cversion counts the creates of children (it
 // is also what numbers sequential children); the reported one is 2*creates - numChildren, which is creates
 // plus deletes. So a delete moves the reported cversion but not the next sequence number.
 func (n *node) view() zk.Stat {
 	s := n.stat
 	s.Cversion = 2*s.Cversion - s.NumChildren
+	if s.EphemeralOwner == containerOwner {
+		s.EphemeralOwner = 0 // the server marks containers internally but reports owner 0 to clients
+	}
 	return s
 }
 
