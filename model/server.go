@@ -513,6 +513,9 @@ func (s *Server) sever(c *Conn) {
 	c.connected, c.closing = false, false
 	if sess, ok := s.core.sessions[c.session]; ok {
 		sess.lastHeard = s.core.now
+		// ZooKeeper forgets a connection's watches when it closes (DataTree.removeCnxn); the client sets the
+		// ones it knows of again on reconnection. A watch whose reply was lost must not survive.
+		s.core.dropWatches(c.session)
 	}
 	c.setState(zk.StateDisconnected)
 	if c.closed {
