@@ -213,6 +213,27 @@ func do(t testing.TB, srv *Server, kind StepKind, c *Conn) {
 	}
 }
 
+// runClient takes c's progress steps until it has none left, leaving other clients alone.
+func runClient(t testing.TB, srv *Server, c *Conn) {
+	t.Helper()
+	for range 10000 {
+		var next *Step
+		for _, st := range srv.Pending() {
+			if st.Client == c.ClientID() {
+				next = &st
+				break
+			}
+		}
+		if next == nil {
+			return
+		}
+		if err := srv.Do(*next); err != nil {
+			t.Fatalf("Do(%s): %v", next, err)
+		}
+	}
+	t.Fatalf("progress steps of client %d never ran out", c.ClientID())
+}
+
 // runPending takes progress steps until none is left.
 func runPending(t testing.TB, srv *Server) {
 	t.Helper()
