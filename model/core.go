@@ -620,7 +620,8 @@ func (c *core) save(path string) {
 func (c *core) rollback() {
 	for i := len(c.undo) - 1; i >= 0; i-- {
 		u := c.undo[i]
-		if cur, ok := c.nodes[u.path]; ok && cur.isEphemeral() && u.prev == nil {
+		// The node the multi left may be a different session's ephemeral than the one it replaced.
+		if cur, ok := c.nodes[u.path]; ok && cur.isEphemeral() {
 			if s, ok := c.sessions[cur.stat.EphemeralOwner]; ok {
 				delete(s.ephemeral, u.path)
 			}
