@@ -83,6 +83,29 @@ func TestEphemerals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a_failed_multi_that_replaced_anothers_ephemeral_gives_it_back_whole", func(t *testing.T) {
+		srv := NewServer()
+		owner, _ := connect(t, srv)
+		thief, _ := connect(t, srv)
+		witness, _ := connect(t, srv)
+		mustCreate(t, owner, "/e", []byte("mine"), zk.FlagEphemeral)
+		_, err := thief.Multi(
+			&zk.DeleteRequest{Path: "/e", Version: -1},
+			&zk.CreateRequest{Path: "/e", Acl: worldACL, Flags: zk.FlagEphemeral},
+			&zk.CheckVersionRequest{Path: "/none", Version: -1},
+		)
+		if err != zk.ErrNoNode {
+			t.Fatalf("Multi = %v", err)
+		}
+		thief.Close()
+		if st := mustStat(t, witness, "/e"); st.EphemeralOwner != owner.SessionID() {
+			t.Fatalf("/e owner %#x after the thief closed, want %#x (the rolled-back multi's owner must not keep it)", st.EphemeralOwner, owner.SessionID())
+		}
+		owner.Close()
+		if ok, _, _ := witness.Exists("/e"); ok {
+			t.Fatal("/e outlived its owner: the rollback did not give it back to its session")
+		}
+	})
 	t.Run("an_ephemerals_owner_is_the_creating_session_even_inside_a_multi", func(t *testing.T) {
 		srv := NewServer()
 		c, _ := connect(t, srv)
