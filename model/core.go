@@ -371,6 +371,12 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opSync:
 		res.path = r.path
 	case opMulti:
+		if hasTTLCreate(r.ops) {
+			// The server cannot decode a multi's create with a TTL mode (a TTL create is a different
+			// operation): the whole request fails with a marshalling error, no operation is tried.
+			res.multi, res.err = []zk.MultiResponse{}, errMarshalling
+			break
+		}
 		res.multi, notes = c.multi(sid, r.ops)
 		for _, m := range res.multi {
 			if m.Error != nil {
@@ -583,6 +589,21 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification) 
 		}
 	}
 	return out, nil
+}
+
+// errMarshalling is what go-zookeeper reports when the server could not decode a request: ZooKeeper's code
+// -5, which go-zookeeper has no named error for.
+var errMarshalling = fmt.Errorf("unknown error: %v", zk.ErrCode(-5))
+
+// hasTTLCreate reports whether a multi holds a create with a TTL mode (zk.FlagTTL,
+// zk.FlagPersistentSequentialWithTTL).
+func hasTTLCreate(ops []any) bool {
+	for _, op := range ops {
+		if o, ok := op.(*zk.CreateRequest); ok && (o.Flags == zk.FlagTTL || o.Flags == zk.FlagPersistentSequentialWithTTL) {
+			return true
+		}
+	}
+	return false
 }
 
 // errRuntimeInconsistency is what go-zookeeper reports for the operations of a failed multi after the failing
