@@ -371,13 +371,9 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opSync:
 		res.path = r.path
 	case opMulti:
-		if hasTTLCreate(r.ops) {
-			// The server cannot decode a multi's create with a TTL mode (a TTL create is a different
-			// operation): the whole request fails with a marshalling error, no operation is tried.
-			res.multi, res.err = []zk.MultiResponse{}, errMarshalling
+		if res.multi, notes, res.err = c.multi(sid, r.ops); res.err != nil {
 			break
 		}
-		res.multi, notes = c.multi(sid, r.ops)
 		for _, m := range res.multi {
 			if m.Error != nil {
 				res.err = m.Error
@@ -529,8 +525,9 @@ func (c *core) setData(path string, data []byte, version int32) (zk.Stat, error)
 
 // multi runs the operations as one transaction: all of them, or none. On failure, ZooKeeper reports each
 // operation's outcome: nil before the failing one, the failure itself, then "runtime inconsistency" (-2) for
-// the ones it did not try; the tree, cversions included, is as before.
-func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification) {
+// the ones it did not try; the tree, cversions included, is as before. Reaching a create with a TTL mode fails
+// the whole request instead: no responses, and errMarshalling as the error.
+func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, error) {
 	c.inMulti, c.undo = true, c.undo[:0]
 	defer func() { c.inMulti, c.undo = false, c.undo[:0] }()
 	out := make([]zk.MultiResponse, len(ops))
@@ -540,6 +537,12 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification) 
 		var err error
 		switch o := op.(type) {
 		case *zk.CreateRequest:
+			if o.Flags == zk.FlagTTL || o.Flags == zk.FlagPersistentSequentialWithTTL {
+				// A create with a TTL mode that the server reaches (no earlier op failed) fails the whole
+				// request with a marshalling error: go-zookeeper returns no responses, nothing is applied.
+				c.rollback()
+				return []zk.MultiResponse{}, nil, errMarshalling
+			}
 			var p string
 			if p, err = c.create(sid, o.Path, o.Data, o.Flags, o.Acl); err == nil {
 				out[i].String = p
@@ -577,7 +580,7 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification) 
 		}
 	}
 	if failed < 0 {
-		return out, notes
+		return out, notes, nil
 	}
 	c.rollback()
 	for i := range out {
@@ -588,23 +591,12 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification) 
 			out[i] = zk.MultiResponse{Error: errRuntimeInconsistency}
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // errMarshalling is what go-zookeeper reports when the server could not decode a request: ZooKeeper's code
 // -5, which go-zookeeper has no named error for.
 var errMarshalling = fmt.Errorf("unknown error: %v", zk.ErrCode(-5))
-
-// hasTTLCreate reports whether a multi holds a create with a TTL mode (zk.FlagTTL,
-// zk.FlagPersistentSequentialWithTTL).
-func hasTTLCreate(ops []any) bool {
-	for _, op := range ops {
-		if o, ok := op.(*zk.CreateRequest); ok && (o.Flags == zk.FlagTTL || o.Flags == zk.FlagPersistentSequentialWithTTL) {
-			return true
-		}
-	}
-	return false
-}
 
 // errRuntimeInconsistency is what go-zookeeper reports for the operations of a failed multi after the failing
 // one: ZooKeeper's code -2, which go-zookeeper has no named error for.
