@@ -1,0 +1,23 @@
+// Package differential checks that the model (package model) is faithful to a real ZooKeeper 3.8
+// ensemble by running the same randomly generated operation sequences on both and comparing what
+// the clients observe.
+//
+// A Sequence is a list of Ops over two or three sessions: creates with every flag value (the four
+// create modes, containers, TTL modes and invalid values), deletes and sets with versions, reads
+// with and without watches, multis that succeed or fail midway, syncs, session closes and
+// connection losses. Gen generates them with pgregory.net/rapid, which also shrinks a failing
+// sequence to a minimal one.
+//
+// Run executes a sequence on one Side (ModelSide or RealSide) and returns a Transcript: for every
+// step the call's normalised results, the events the acting session had received when the call
+// returned, and the events every session received by the time the step settled. Normalisation
+// removes what legitimately differs: zxids become offsets from the czxid of the sequence's base
+// node (B+3), times become 0 or T, session ids become s1, s2, s3, paths under the base become ~/…,
+// children are sorted, and errors are named by the go-zookeeper sentinel they match (or by their
+// message when none does). Compare reports the first difference between two transcripts, and
+// SideBySide prints them in two columns.
+//
+// The real side makes delivery deterministic before it collects events: after every step each
+// live session does a Sync and a read, and go-zookeeper hands a watch notification to its
+// channels before it processes a later reply.
+package differential

@@ -1,0 +1,283 @@
+package differential
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+	"pgregory.net/rapid"
+)
+
+// Kind names an operation of a sequence.
+type Kind uint8
+
+// The operations a sequence is made of. Check appears only inside a Multi.
+const (
+	Create Kind = iota + 1
+	Delete
+	Set
+	Exists
+	Get
+	Children
+	Multi
+	Sync
+	Close
+	Sever
+	Check
+)
+
+var kindNames = [...]string{
+	Create: "create", Delete: "delete", Set: "set", Exists: "exists", Get: "get", Children: "children",
+	Multi: "multi", Sync: "sync", Close: "close", Sever: "sever", Check: "check",
+}
+
+// String returns the operation's name.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// Op is one operation of a sequence, done by one session. Paths are relative to the sequence's base
+// node ("" is the base itself, "a/x" a grandchild) unless they start with "/".
+type Op struct {
+	Kind    Kind
+	Session int // 1-based
+	Path    string
+	Data    []byte // nil and empty are different values
+	Flags   int32
+	Version int32
+	Watch   bool   // Exists, Get, Children: the W variant
+	NilACL  bool   // Create: send no ACL
+	Ops     []Op   // Multi: Create, Delete, Set and Check operations (Session unused)
+	Comment string // why a hand-written scenario does this, for transcripts
+}
+
+// String renders the op for transcripts, e.g. `s1 create ~/a flags=1 data="x"`.
+func (o Op) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "s%d %s", o.Session, o.body())
+	return b.String()
+}
+
+func (o Op) body() string {
+	var b strings.Builder
+	b.WriteString(o.Kind.String())
+	if o.Watch {
+		b.WriteString("W")
+	}
+	switch o.Kind {
+	case Close, Sever:
+		return b.String()
+	case Multi:
+		b.WriteString(" [")
+		for i, sub := range o.Ops {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(sub.body())
+		}
+		b.WriteString("]")
+		return b.String()
+	}
+	b.WriteString(" " + showRel(o.Path))
+	switch o.Kind {
+	case Create:
+		fmt.Fprintf(&b, " flags=%d data=%s", o.Flags, showData(o.Data))
+		if o.NilACL {
+			b.WriteString(" acl=nil")
+		}
+	case Set:
+		fmt.Fprintf(&b, " version=%d data=%s", o.Version, showData(o.Data))
+	case Delete, Check:
+		fmt.Fprintf(&b, " version=%d", o.Version)
+	}
+	return b.String()
+}
+
+// showRel renders a sequence path: relative ones under the base as ~/…, absolute ones as they are.
+func showRel(p string) string {
+	switch {
+	case strings.HasPrefix(p, "/"):
+		return p
+	case p == "":
+		return "~"
+	}
+	return "~/" + p
+}
+
+func showData(d []byte) string {
+	if d == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%q", d)
+}
+
+// Sequence is what one check runs: Sessions sessions (2 or 3) and the ops they do, in order.
+type Sequence struct {
+	Sessions int
+	Ops      []Op
+}
+
+// String renders the sequence one op per line.
+func (s Sequence) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d sessions\n", s.Sessions)
+	for i, o := range s.Ops {
+		fmt.Fprintf(&b, "%3d %s\n", i+1, o)
+	}
+	return b.String()
+}
+
+// The path pools the generator draws from. They are small so that ops collide: the same node is
+// created, watched, changed and deleted by different sessions. Sequence numbers under a fresh base
+// start at 0, so the names sequential creates produce are in the pools too.
+var (
+	// nodePaths are read, set and deleted.
+	nodePaths = []string{"a", "", "b", "a/x", "s-0000000000", "a/y", "b/x", "a/x/z", "s-0000000001",
+		"a/s-0000000000", "s-0000000002", "a/0000000001", "b/x/t-0000000000", "missing/x"}
+	// createPaths are created with every flag value; some are invalid for some flags ("a/" is only
+	// valid for sequential creates, "a/./b" never is).
+	createPaths = []string{"a", "b", "a/x", "s-", "a/s-", "a/y", "b/x", "a/x/z", "a/", "b/x/t-",
+		"s-0000000001", "missing/x", "a/./b"}
+	// leafPaths never get children in a sequence; containers are created only there, because a real
+	// server deletes containers that had children and lost them (the model does not; see README).
+	leafPaths = []string{"a/y", "a/x/z", "s-0000000001"}
+	// systemPaths are read only: they are shared by every sequence on the real ensemble.
+	// (/zookeeper/config is left out: an ensemble's holds its membership, see README.)
+	systemPaths = []string{"/zookeeper", "/zookeeper/quota"}
+	// flagValues covers the four create modes, containers, both TTL modes and two invalid values.
+	flagValues = []int32{zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential,
+		zk.FlagContainer, zk.FlagTTL, zk.FlagPersistentSequentialWithTTL, 7, -1}
+	versions  = []int32{-1, 0, 1, 2}
+	dataPool  = [][]byte{nil, {}, []byte("x"), []byte("yy")}
+	sequences = []string{"s-", "a/s-", "a/", "b/x/t-"}
+)
+
+// GenConfig bounds the sequences Gen generates.
+type GenConfig struct {
+	MaxOps int  // at most this many ops per sequence (default 25)
+	Sever  bool // include connection losses
+}
+
+// Gen returns a rapid generator of sequences. It weights ops towards the ones a fake gets wrong:
+// collisions on a few paths, sequential creates around deletes and failed creates, creates under
+// ephemerals, stale versions, multis that fail midway, watches set twice, and closes of sessions
+// whose ephemerals another session watches.
+func Gen(cfg GenConfig) *rapid.Generator[Sequence] {
+	if cfg.MaxOps <= 0 {
+		cfg.MaxOps = 25
+	}
+	return rapid.Custom(func(t *rapid.T) Sequence {
+		seq := Sequence{Sessions: rapid.IntRange(2, 3).Draw(t, "sessions")}
+		n := rapid.IntRange(1, cfg.MaxOps).Draw(t, "ops")
+		closed := map[int]bool{}
+		for i := 0; i < n; i++ {
+			op := genOp(t, seq.Sessions, closed, cfg)
+			if op.Kind == Close {
+				closed[op.Session] = true
+			}
+			seq.Ops = append(seq.Ops, op)
+			if len(closed) == seq.Sessions {
+				break
+			}
+		}
+		return seq
+	})
+}
+
+// kindWeights lists the top-level kinds with their weights; the simplest come first so that rapid
+// shrinks towards them.
+var kindWeights = []struct {
+	kind   Kind
+	weight int
+}{
+	{Create, 30}, {Get, 12}, {Exists, 12}, {Children, 10}, {Set, 10}, {Delete, 12}, {Multi, 10},
+	{Sync, 2}, {Close, 3}, {Sever, 2},
+}
+
+func genOp(t *rapid.T, sessions int, closed map[int]bool, cfg GenConfig) Op {
+	total := 0
+	for _, kw := range kindWeights {
+		total += kw.weight
+	}
+	pick := rapid.IntRange(0, total-1).Draw(t, "kind")
+	var kind Kind
+	for _, kw := range kindWeights {
+		if pick < kw.weight {
+			kind = kw.kind
+			break
+		}
+		pick -= kw.weight
+	}
+	if kind == Sever && !cfg.Sever {
+		kind = Get
+	}
+	op := Op{Kind: kind, Session: rapid.IntRange(1, sessions).Draw(t, "session")}
+	// A closed session's calls fail in the client; keep a few of them, not many.
+	if closed[op.Session] && rapid.IntRange(0, 3).Draw(t, "closed-ok") > 0 {
+		for s := 1; s <= sessions; s++ {
+			if !closed[s] {
+				op.Session = s
+				break
+			}
+		}
+	}
+	switch kind {
+	case Create:
+		genCreate(t, &op)
+	case Delete:
+		op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+		op.Version = rapid.SampledFrom(versions).Draw(t, "version")
+	case Set:
+		op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+		op.Version = rapid.SampledFrom(versions).Draw(t, "version")
+		op.Data = rapid.SampledFrom(dataPool).Draw(t, "data")
+	case Exists, Get, Children:
+		op.Watch = rapid.Bool().Draw(t, "watch")
+		if rapid.IntRange(0, 15).Draw(t, "system") == 0 {
+			op.Path = rapid.SampledFrom(systemPaths).Draw(t, "path")
+		} else {
+			op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+		}
+	case Sync:
+		op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+	case Multi:
+		n := rapid.IntRange(0, 3).Draw(t, "multi-ops")
+		for i := 0; i < n; i++ {
+			sub := Op{Kind: rapid.SampledFrom([]Kind{Create, Delete, Set, Check}).Draw(t, "multi-kind")}
+			switch sub.Kind {
+			case Create:
+				genCreate(t, &sub) // every flag value: multi does not check flags in the client
+			case Delete, Check:
+				sub.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+				sub.Version = rapid.SampledFrom(versions).Draw(t, "version")
+			case Set:
+				sub.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+				sub.Version = rapid.SampledFrom(versions).Draw(t, "version")
+				sub.Data = rapid.SampledFrom(dataPool).Draw(t, "data")
+			}
+			op.Ops = append(op.Ops, sub)
+		}
+	}
+	return op
+}
+
+func genCreate(t *rapid.T, op *Op) {
+	op.Flags = rapid.SampledFrom(flagValues).Draw(t, "flags")
+	switch op.Flags {
+	case zk.FlagSequence, zk.FlagEphemeralSequential:
+		if rapid.IntRange(0, 3).Draw(t, "seq-prefix") > 0 {
+			op.Path = rapid.SampledFrom(sequences).Draw(t, "path")
+		} else {
+			op.Path = rapid.SampledFrom(createPaths).Draw(t, "path")
+		}
+	case zk.FlagContainer:
+		op.Path = rapid.SampledFrom(leafPaths).Draw(t, "path")
+	default:
+		op.Path = rapid.SampledFrom(createPaths).Draw(t, "path")
+	}
+	op.Data = rapid.SampledFrom(dataPool).Draw(t, "data")
+	op.NilACL = rapid.IntRange(0, 15).Draw(t, "nil-acl") == 0
+}

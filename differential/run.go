@@ -1,0 +1,515 @@
+package differential
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Session is what both *zk.Conn and *model.Conn provide.
+type Session interface {
+	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
+	Delete(path string, version int32) error
+	Exists(path string) (bool, *zk.Stat, error)
+	ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error)
+	Get(path string) ([]byte, *zk.Stat, error)
+	GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
+	Set(path string, data []byte, version int32) (*zk.Stat, error)
+	Children(path string) ([]string, *zk.Stat, error)
+	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	Multi(ops ...any) ([]zk.MultiResponse, error)
+	Sync(path string) (string, error)
+	SessionID() int64
+	Close()
+}
+
+// Side is one ZooKeeper implementation under comparison. Run calls Begin, then Connect once per
+// session, then Settle after every step, and End at the end.
+type Side interface {
+	// Name names the side in transcripts ("model", "real").
+	Name() string
+	// Begin prepares a fresh sequence: it creates the base node (and its missing ancestors) and
+	// returns an admin session that the sequence's sessions do not know about, for reading the
+	// final tree.
+	Begin(ctx context.Context, base string) (Session, error)
+	// Connect opens session number i (1-based). Run waits for StateHasSession on the channel.
+	Connect(ctx context.Context, i int) (Session, <-chan zk.Event, error)
+	// Settle returns once every event the steps so far fired has reached the live sessions'
+	// channels.
+	Settle(ctx context.Context, base string, live []Session) error
+	// Sever drops session i's connection; the client reconnects by itself.
+	Sever(ctx context.Context, i int) error
+	// End removes what Begin created and closes the admin session.
+	End(ctx context.Context, base string) error
+}
+
+// Step is what one op observed, normalised.
+type Step struct {
+	Op       Op
+	Result   string   // the call's return values
+	AtReturn []string // events the acting session had received when the call returned, in order
+	Events   []string // events every session received by the time the step settled, sorted
+}
+
+// Transcript is what a sequence observed on one side.
+type Transcript struct {
+	Side    string
+	Base    string
+	Connect []string // events of opening the sessions
+	Steps   []Step
+	Final   []string // the base's tree after the last op, one line per node
+	Closing []string // events of closing the sessions still open at the end
+	// Unsettled counts the steps where a session channel may have dropped events (it received 6 or
+	// more in one step, go-zookeeper's buffer size), so its session events were not compared.
+	Unsettled int
+}
+
+// collectTimeout bounds every wait for the real side (a session to be established, a channel to
+// close).
+const collectTimeout = 15 * time.Second
+
+// sessionTimeout is the session timeout every sequence asks for.
+const sessionTimeout = 10 * time.Second
+
+// openACL is the ACL of every create that sends one.
+var openACL = zk.WorldACL(zk.PermAll)
+
+type watchChan struct {
+	id      string // w<step>
+	session int
+	ch      <-chan zk.Event
+}
+
+type runner struct {
+	side     Side
+	base     string
+	baseline int64
+	sessions []Session // index i-1 is session i
+	logs     []*eventLog
+	closed   []bool
+	watches  []watchChan
+	owners   map[int64]string
+	err      error
+}
+
+// Run executes seq on side under base and returns the transcript. An error is a failure of the side
+// (a timeout, a lost ensemble), not a difference.
+func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcript, err error) {
+	admin, err := side.Begin(ctx, base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: begin %s: %w", side.Name(), base, err)
+	}
+	defer func() {
+		if endErr := side.End(context.WithoutCancel(ctx), base); endErr != nil && err == nil {
+			err = fmt.Errorf("%s: end %s: %w", side.Name(), base, endErr)
+		}
+	}()
+	_, st, err := admin.Exists(base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read base %s: %w", side.Name(), base, err)
+	}
+	r := &runner{side: side, base: base, baseline: st.Czxid, owners: map[int64]string{}}
+	r.owners[admin.SessionID()] = "admin"
+	defer r.stopLogs()
+	tr = &Transcript{Side: side.Name(), Base: base}
+	for i := 1; i <= seq.Sessions; i++ {
+		s, events, err := side.Connect(ctx, i)
+		if err != nil {
+			return nil, fmt.Errorf("%s: connect session %d: %w", side.Name(), i, err)
+		}
+		log := newEventLog(events)
+		r.sessions = append(r.sessions, s)
+		r.logs = append(r.logs, log)
+		r.closed = append(r.closed, false)
+		evs, err := log.waitFor(ctx, isHasSession)
+		if err != nil {
+			return nil, fmt.Errorf("%s: session %d: %w", side.Name(), i, err)
+		}
+		r.owners[s.SessionID()] = fmt.Sprintf("s%d", i)
+		tr.Connect = append(tr.Connect, r.sessionEvents(i, evs)...)
+	}
+	for i, op := range seq.Ops {
+		step, err := r.do(ctx, i+1, op, &tr.Unsettled)
+		if err != nil {
+			return tr, fmt.Errorf("%s: step %d (%s): %w", side.Name(), i+1, op, err)
+		}
+		tr.Steps = append(tr.Steps, step)
+	}
+	if tr.Final, err = r.dumpTree(admin, base); err != nil {
+		return tr, fmt.Errorf("%s: read the final tree: %w", side.Name(), err)
+	}
+	for i := 1; i <= seq.Sessions; i++ {
+		if r.closed[i-1] {
+			continue
+		}
+		step, err := r.do(ctx, 0, Op{Kind: Close, Session: i}, &tr.Unsettled)
+		if err != nil {
+			return tr, fmt.Errorf("%s: close session %d: %w", side.Name(), i, err)
+		}
+		tr.Closing = append(tr.Closing, step.Events...)
+	}
+	return tr, nil
+}
+
+func isHasSession(ev zk.Event) bool {
+	return ev.Type == zk.EventSession && ev.State == zk.StateHasSession
+}
+
+func (r *runner) stopLogs() {
+	for _, l := range r.logs {
+		l.stop()
+	}
+}
+
+func (r *runner) live() []Session {
+	var out []Session
+	for i, s := range r.sessions {
+		if !r.closed[i] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// do runs one op and collects what it observed.
+func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step, error) {
+	step := Step{Op: op}
+	if op.Session < 1 || op.Session > len(r.sessions) {
+		return step, fmt.Errorf("op names session %d; the sequence has sessions 1..%d", op.Session, len(r.sessions))
+	}
+	s := r.sessions[op.Session-1]
+	log := r.logs[op.Session-1]
+	perSession := make([][]zk.Event, len(r.sessions))
+	var watchEvents []string
+	switch op.Kind {
+	case Close:
+		s.Close()
+		if !r.closed[op.Session-1] {
+			r.closed[op.Session-1] = true
+			evs, err := log.waitClosed(ctx)
+			if err != nil {
+				return step, err
+			}
+			perSession[op.Session-1] = evs
+		}
+		step.Result = "closed"
+	case Sever:
+		if r.closed[op.Session-1] {
+			step.Result = "not connected"
+			break
+		}
+		if err := r.side.Sever(ctx, op.Session); err != nil {
+			return step, fmt.Errorf("sever: %w", err)
+		}
+		evs, err := log.waitFor(ctx, isHasSession)
+		if err != nil {
+			return step, err
+		}
+		perSession[op.Session-1] = evs
+		step.Result = "reconnected"
+	default:
+		step.Result = r.call(s, index, op)
+		if !r.closed[op.Session-1] {
+			at := log.flush()
+			perSession[op.Session-1] = at
+			step.AtReturn = r.sessionEvents(op.Session, at)
+			step.AtReturn = append(step.AtReturn, r.pollWatches(op.Session)...)
+		}
+	}
+	if err := r.side.Settle(ctx, r.base, r.live()); err != nil {
+		return step, fmt.Errorf("settle: %w", err)
+	}
+	for i, l := range r.logs {
+		perSession[i] = append(perSession[i], l.flush()...)
+	}
+	watchEvents = r.pollWatches(0)
+	for i, evs := range perSession {
+		if len(evs) >= eventChanSize {
+			*unsettled++
+			step.Events = append(step.Events, fmt.Sprintf("s%d received %d or more session events: not compared", i+1, eventChanSize))
+			continue
+		}
+		step.Events = append(step.Events, r.sessionEvents(i+1, evs)...)
+	}
+	step.Events = append(step.Events, watchEvents...)
+	slices.Sort(step.Events)
+	return step, nil
+}
+
+// eventChanSize is go-zookeeper's session channel buffer: a session that receives more in one burst
+// loses the rest, on either side, depending on how fast the reader is.
+const eventChanSize = 6
+
+// pollWatches takes the events that arrived on open watch channels (of one session, or all when
+// session is 0) and returns them rendered; a channel that fired is forgotten.
+func (r *runner) pollWatches(session int) []string {
+	var out []string
+	kept := r.watches[:0]
+	for _, w := range r.watches {
+		if session != 0 && w.session != session {
+			kept = append(kept, w)
+			continue
+		}
+		select {
+		case ev, ok := <-w.ch:
+			if !ok {
+				out = append(out, fmt.Sprintf("s%d %s closed without an event", w.session, w.id))
+				continue
+			}
+			out = append(out, fmt.Sprintf("s%d %s %s", w.session, w.id, r.event(ev)))
+		default:
+			kept = append(kept, w)
+		}
+	}
+	r.watches = kept
+	return out
+}
+
+func (r *runner) sessionEvents(session int, evs []zk.Event) []string {
+	out := make([]string, 0, len(evs))
+	for _, ev := range evs {
+		out = append(out, fmt.Sprintf("s%d ev %s", session, r.event(ev)))
+	}
+	return out
+}
+
+// event renders an event without its Server field (the model's is "model", the real one's an address).
+func (r *runner) event(ev zk.Event) string {
+	var b strings.Builder
+	b.WriteString(ev.Type.String())
+	if ev.Type == zk.EventSession {
+		b.WriteString(" " + ev.State.String())
+	} else {
+		b.WriteString(" " + r.path(ev.Path))
+		if ev.State != zk.StateSyncConnected {
+			b.WriteString(" state=" + ev.State.String())
+		}
+	}
+	if ev.Err != nil {
+		b.WriteString(" err=" + errName(ev.Err))
+	}
+	return b.String()
+}
+
+// path renders a path the server returned: under the base as ~/…, others as they are.
+func (r *runner) path(p string) string {
+	switch {
+	case p == r.base:
+		return "~"
+	case strings.HasPrefix(p, r.base+"/"):
+		return "~/" + p[len(r.base)+1:]
+	}
+	return p
+}
+
+func (r *runner) abs(p string) string {
+	switch {
+	case strings.HasPrefix(p, "/"):
+		return p
+	case p == "":
+		return r.base
+	}
+	return r.base + "/" + p
+}
+
+func (r *runner) addWatch(session, index int, ch <-chan zk.Event) string {
+	if ch == nil {
+		return "watch=nil"
+	}
+	id := fmt.Sprintf("w%d", index)
+	r.watches = append(r.watches, watchChan{id: id, session: session, ch: ch})
+	return "watch=" + id
+}
+
+// call makes the op's client call and renders what it returned.
+func (r *runner) call(s Session, index int, op Op) string {
+	p := r.abs(op.Path)
+	acl := openACL
+	if op.NilACL {
+		acl = nil
+	}
+	switch op.Kind {
+	case Create:
+		got, err := s.Create(p, op.Data, op.Flags, acl)
+		return fmt.Sprintf("path=%q err=%s", r.path(got), errName(err))
+	case Delete:
+		return "err=" + errName(s.Delete(p, op.Version))
+	case Set:
+		st, err := s.Set(p, op.Data, op.Version)
+		return fmt.Sprintf("stat=%s err=%s", r.stat(st), errName(err))
+	case Exists:
+		if op.Watch {
+			ok, st, ch, err := s.ExistsW(p)
+			return fmt.Sprintf("ok=%t stat=%s %s err=%s", ok, r.stat(st), r.addWatch(op.Session, index, ch), errName(err))
+		}
+		ok, st, err := s.Exists(p)
+		return fmt.Sprintf("ok=%t stat=%s err=%s", ok, r.stat(st), errName(err))
+	case Get:
+		if op.Watch {
+			data, st, ch, err := s.GetW(p)
+			return fmt.Sprintf("data=%s stat=%s %s err=%s", showData(data), r.stat(st), r.addWatch(op.Session, index, ch), errName(err))
+		}
+		data, st, err := s.Get(p)
+		return fmt.Sprintf("data=%s stat=%s err=%s", showData(data), r.stat(st), errName(err))
+	case Children:
+		if op.Watch {
+			children, st, ch, err := s.ChildrenW(p)
+			return fmt.Sprintf("children=%s stat=%s %s err=%s", showChildren(children), r.stat(st), r.addWatch(op.Session, index, ch), errName(err))
+		}
+		children, st, err := s.Children(p)
+		return fmt.Sprintf("children=%s stat=%s err=%s", showChildren(children), r.stat(st), errName(err))
+	case Sync:
+		got, err := s.Sync(p)
+		return fmt.Sprintf("path=%q err=%s", r.path(got), errName(err))
+	case Multi:
+		ops := make([]any, 0, len(op.Ops))
+		for _, sub := range op.Ops {
+			sp := r.abs(sub.Path)
+			switch sub.Kind {
+			case Create:
+				a := openACL
+				if sub.NilACL {
+					a = nil
+				}
+				ops = append(ops, &zk.CreateRequest{Path: sp, Data: sub.Data, Acl: a, Flags: sub.Flags})
+			case Delete:
+				ops = append(ops, &zk.DeleteRequest{Path: sp, Version: sub.Version})
+			case Set:
+				ops = append(ops, &zk.SetDataRequest{Path: sp, Data: sub.Data, Version: sub.Version})
+			case Check:
+				ops = append(ops, &zk.CheckVersionRequest{Path: sp, Version: sub.Version})
+			}
+		}
+		res, err := s.Multi(ops...)
+		return fmt.Sprintf("%s err=%s", r.multi(res), errName(err))
+	}
+	return fmt.Sprintf("op kind %s cannot be called", op.Kind)
+}
+
+func (r *runner) multi(res []zk.MultiResponse) string {
+	if res == nil {
+		return "responses=nil"
+	}
+	parts := make([]string, len(res))
+	for i, m := range res {
+		parts[i] = fmt.Sprintf("{path=%q stat=%s err=%s}", r.path(m.String), r.stat(m.Stat), errName(m.Error))
+	}
+	return "responses=[" + strings.Join(parts, " ") + "]"
+}
+
+func showChildren(children []string) string {
+	if children == nil {
+		return "nil"
+	}
+	sorted := slices.Clone(children)
+	slices.Sort(sorted)
+	return "[" + strings.Join(sorted, " ") + "]"
+}
+
+// zxid renders a zxid relative to the sequence's baseline, the base node's czxid.
+func (r *runner) zxid(z int64) string {
+	switch {
+	case z == 0:
+		return "0"
+	case z < r.baseline:
+		return "<B"
+	}
+	return fmt.Sprintf("B+%d", z-r.baseline)
+}
+
+func showTime(ms int64) string {
+	if ms == 0 {
+		return "0"
+	}
+	return "T"
+}
+
+func (r *runner) owner(id int64) string {
+	switch id {
+	case 0:
+		return "0"
+	case containerOwner:
+		return "container"
+	}
+	if name, ok := r.owners[id]; ok {
+		return name
+	}
+	return "unknown-session"
+}
+
+// containerOwner is the ephemeralOwner ZooKeeper gives container nodes (Long.MIN_VALUE).
+const containerOwner = -1 << 63
+
+func (r *runner) stat(st *zk.Stat) string {
+	if st == nil {
+		return "nil"
+	}
+	if *st == (zk.Stat{}) {
+		return "{}"
+	}
+	return fmt.Sprintf("{cz=%s mz=%s pz=%s ct=%s mt=%s v=%d cv=%d av=%d owner=%s len=%d nch=%d}",
+		r.zxid(st.Czxid), r.zxid(st.Mzxid), r.zxid(st.Pzxid), showTime(st.Ctime), showTime(st.Mtime),
+		st.Version, st.Cversion, st.Aversion, r.owner(st.EphemeralOwner), st.DataLength, st.NumChildren)
+}
+
+// sentinels are the go-zookeeper errors results are compared by.
+var sentinels = []struct {
+	name string
+	err  error
+}{
+	{"ErrConnectionClosed", zk.ErrConnectionClosed}, {"ErrUnknown", zk.ErrUnknown}, {"ErrAPIError", zk.ErrAPIError},
+	{"ErrNoNode", zk.ErrNoNode}, {"ErrNoAuth", zk.ErrNoAuth}, {"ErrBadVersion", zk.ErrBadVersion},
+	{"ErrNoChildrenForEphemerals", zk.ErrNoChildrenForEphemerals}, {"ErrNodeExists", zk.ErrNodeExists},
+	{"ErrNotEmpty", zk.ErrNotEmpty}, {"ErrSessionExpired", zk.ErrSessionExpired}, {"ErrInvalidACL", zk.ErrInvalidACL},
+	{"ErrInvalidFlags", zk.ErrInvalidFlags}, {"ErrAuthFailed", zk.ErrAuthFailed}, {"ErrClosing", zk.ErrClosing},
+	{"ErrNothing", zk.ErrNothing}, {"ErrSessionMoved", zk.ErrSessionMoved}, {"ErrReconfigDisabled", zk.ErrReconfigDisabled},
+	{"ErrBadArguments", zk.ErrBadArguments}, {"ErrInvalidPath", zk.ErrInvalidPath}, {"ErrNoServer", zk.ErrNoServer},
+	{"ErrShortBuffer", zk.ErrShortBuffer},
+}
+
+// errName names err by the go-zookeeper sentinel it matches, or quotes its message when it matches none.
+func errName(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
+	}
+	return fmt.Sprintf("%q", err.Error())
+}
+
+// dumpTree reads every node under base (depth first, children sorted) with the admin session.
+func (r *runner) dumpTree(admin Session, base string) ([]string, error) {
+	var out []string
+	var walk func(p string) error
+	walk = func(p string) error {
+		data, st, err := admin.Get(p)
+		if p == base && errors.Is(err, zk.ErrNoNode) {
+			out = append(out, "~ does not exist")
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("get %s: %w", p, err)
+		}
+		children, _, err := admin.Children(p)
+		if err != nil {
+			return fmt.Errorf("children of %s: %w", p, err)
+		}
+		slices.Sort(children)
+		out = append(out, fmt.Sprintf("%s data=%s stat=%s", r.path(p), showData(data), r.stat(st)))
+		for _, c := range children {
+			if err := walk(p + "/" + c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return out, walk(base)
+}

@@ -1,0 +1,225 @@
+package differential
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/model"
+	"github.com/zkmodel/zkmodel/realzk"
+)
+
+// ModelSide runs sequences on the model: a fresh model.Server per sequence.
+type ModelSide struct {
+	// Options configure every server (e.g. model.WithSeed).
+	Options []model.Option
+
+	srv   *model.Server
+	admin *model.Conn
+	conns []*model.Conn
+}
+
+// Name returns "model".
+func (m *ModelSide) Name() string { return "model" }
+
+// Begin starts a fresh server and creates base (with its ancestors) from an admin session.
+func (m *ModelSide) Begin(ctx context.Context, base string) (Session, error) {
+	m.srv = model.NewServer(m.Options...)
+	m.conns = nil
+	admin, _, err := m.srv.Connect(sessionTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("connect the admin session: %w", err)
+	}
+	m.admin = admin
+	if err := createAll(admin, base); err != nil {
+		return nil, err
+	}
+	return admin, nil
+}
+
+// Connect opens a client on the sequence's server.
+func (m *ModelSide) Connect(ctx context.Context, i int) (Session, <-chan zk.Event, error) {
+	c, events, err := m.srv.Connect(sessionTimeout)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	m.conns = append(m.conns, c)
+	return c, events, nil
+}
+
+// Settle does nothing: the model's default transport delivers every event before the call that fired
+// it returns.
+func (m *ModelSide) Settle(ctx context.Context, base string, live []Session) error { return nil }
+
+// Sever drops session i's connection (model.Disconnect); the default transport reconnects at once.
+func (m *ModelSide) Sever(ctx context.Context, i int) error {
+	if i < 1 || i > len(m.conns) {
+		return fmt.Errorf("no session %d (sessions are 1..%d)", i, len(m.conns))
+	}
+	return m.srv.Do(model.Step{Kind: model.Disconnect, Client: m.conns[i-1].ClientID()})
+}
+
+// End closes the admin session; the server is dropped.
+func (m *ModelSide) End(ctx context.Context, base string) error {
+	m.admin.Close()
+	return nil
+}
+
+// RealSide runs sequences on a real ensemble. Each sequence's session i connects through its own
+// realzk.Proxy to server (i-1) mod n, so that sessions sit on different servers and can be severed.
+type RealSide struct {
+	// Addrs are the ensemble's client addresses.
+	Addrs []string
+
+	mu      sync.Mutex
+	admin   *zk.Conn
+	proxies []*realzk.Proxy
+}
+
+// Name returns "real".
+func (r *RealSide) Name() string { return "real" }
+
+// quietLogger discards go-zookeeper's log lines.
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+// connectReal opens a go-zookeeper client and waits until it has a session, without consuming the
+// events (they are replayed on the returned channel).
+func connectReal(ctx context.Context, addrs []string) (*zk.Conn, <-chan zk.Event, error) {
+	conn, events, err := zk.Connect(addrs, sessionTimeout, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to %s: %w", strings.Join(addrs, ","), err)
+	}
+	return conn, events, nil
+}
+
+// Begin opens the admin session on first use and creates base with its ancestors.
+func (r *RealSide) Begin(ctx context.Context, base string) (Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.admin == nil {
+		conn, events, err := connectReal(ctx, r.Addrs)
+		if err != nil {
+			return nil, err
+		}
+		go func() {
+			for range events { // nobody reads the admin's events
+			}
+		}()
+		r.admin = conn
+	}
+	if err := createAll(r.admin, base); err != nil {
+		return nil, err
+	}
+	return r.admin, nil
+}
+
+// Connect opens session i through a new proxy.
+func (r *RealSide) Connect(ctx context.Context, i int) (Session, <-chan zk.Event, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, err := realzk.NewProxy(context.WithoutCancel(ctx), r.Addrs[(i-1)%len(r.Addrs)])
+	if err != nil {
+		return nil, nil, fmt.Errorf("proxy for session %d: %w", i, err)
+	}
+	r.proxies = append(r.proxies, p)
+	conn, events, err := connectReal(ctx, []string{p.Addr()})
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, events, nil
+}
+
+// Settle makes each live session Sync and then read base: a session's server has then applied
+// every earlier write, and go-zookeeper hands out a notification before it processes a later reply.
+func (r *RealSide) Settle(ctx context.Context, base string, live []Session) error {
+	for _, s := range live {
+		if _, err := s.Sync(base); err != nil {
+			return fmt.Errorf("sync %s: %w", base, err)
+		}
+		if _, _, err := s.Exists(base); err != nil {
+			return fmt.Errorf("exists %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// Sever closes session i's connections through its proxy.
+func (r *RealSide) Sever(ctx context.Context, i int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i < 1 || i > len(r.proxies) {
+		return fmt.Errorf("no session %d (sessions are 1..%d)", i, len(r.proxies))
+	}
+	r.proxies[i-1].Sever()
+	return nil
+}
+
+// End deletes base's tree and closes the sequence's proxies.
+func (r *RealSide) End(ctx context.Context, base string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, p := range r.proxies {
+		if err := p.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.proxies = nil
+	if r.admin != nil {
+		errs = append(errs, deleteAll(r.admin, base))
+	}
+	return errors.Join(errs...)
+}
+
+// Close deletes root (the parent of every base) and closes the admin session.
+func (r *RealSide) Close(root string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.admin == nil {
+		return nil
+	}
+	err := deleteAll(r.admin, root)
+	r.admin.Close()
+	r.admin = nil
+	return err
+}
+
+// createAll creates p and its missing ancestors as empty persistent nodes.
+func createAll(s Session, p string) error {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i := range parts {
+		cur := "/" + strings.Join(parts[:i+1], "/")
+		if _, err := s.Create(cur, nil, zk.FlagPersistent, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %s: %w", cur, err)
+		}
+	}
+	return nil
+}
+
+// deleteAll deletes p and everything below it; a missing p is not an error.
+func deleteAll(s Session, p string) error {
+	children, _, err := s.Children(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("children of %s: %w", p, err)
+	}
+	slices.Sort(children)
+	for _, c := range children {
+		if err := deleteAll(s, p+"/"+c); err != nil {
+			return err
+		}
+	}
+	if err := s.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("delete %s: %w", p, err)
+	}
+	return nil
+}
