@@ -4,6 +4,20 @@
 // that opens sessions on the implementation under test, and Run checks every rule as a subtest
 // named after the rule.
 //
+// For example, with a hypothetical fake whose NewConn returns something with *zk.Conn's methods:
+//
+//	func TestFakeConforms(t *testing.T) {
+//		conformance.Run(t, conformance.Target{
+//			Connect: func(t *testing.T, timeout time.Duration) (conformance.Conn, <-chan zk.Event) {
+//				c, events, err := fake.NewConn(timeout)
+//				if err != nil {
+//					t.Fatal(err)
+//				}
+//				return c, events
+//			},
+//		})
+//	}
+//
 // The suite is safe on a shared server: every rule works under its own fresh base path
 // (/conformance-<random>/<n>), cleans up after itself, never assumes the tree is empty, and
 // compares zxids and times only relative to each other.
@@ -427,9 +441,19 @@ func mustCreate(t *testing.T, c Conn, path string, data []byte, flags int32) str
 	return got
 }
 
-// mustStat returns the stat of path from Get, failing the rule if it does not exist.
+// mustSync syncs c with the leader for path, so that c's next read sees every write that had
+// completed anywhere before (on an ensemble, c's server may lag behind another session's).
+func mustSync(t *testing.T, c Conn, path string) {
+	t.Helper()
+	if _, err := c.Sync(path); err != nil {
+		t.Fatalf("Sync(%q): %v", path, err)
+	}
+}
+
+// mustStat returns the stat of path from Get after a Sync, failing the rule if it does not exist.
 func mustStat(t *testing.T, c Conn, path string) zk.Stat {
 	t.Helper()
+	mustSync(t, c, path)
 	_, stat, err := c.Get(path)
 	if err != nil {
 		t.Fatalf("Get(%q): %v", path, err)
@@ -487,9 +511,10 @@ func isError(err, want error) bool {
 	return errors.Is(err, want)
 }
 
-// expectAbsent checks that path does not exist.
+// expectAbsent checks (after a Sync) that path does not exist.
 func expectAbsent(t *testing.T, c Conn, path string) {
 	t.Helper()
+	mustSync(t, c, path)
 	ok, _, err := c.Exists(path)
 	if err != nil {
 		t.Fatalf("Exists(%q): %v", path, err)

@@ -16,10 +16,11 @@ const (
 	childrenWatch watchKind = "ChildrenW"
 )
 
-// setWatch leaves a watch of the given kind on path and returns its channel; it fails the
-// rule on any error.
+// setWatch leaves a watch of the given kind on path (after a Sync, so that it sees every write
+// completed so far) and returns its channel; it fails the rule on any error.
 func setWatch(t *testing.T, c Conn, kind watchKind, path string) <-chan zk.Event {
 	t.Helper()
+	mustSync(t, c, path)
 	var (
 		ch  <-chan zk.Event
 		err error
