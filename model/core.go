@@ -181,6 +181,14 @@ type core struct {
 	watches  [2]map[string]map[int64]struct{} // [dataWatch], [childWatch]: path → sessions
 	inMulti  bool                             // a multi is running: changes are recorded in undo
 	undo     []undoEntry                      // how to restore what the running multi changed
+	taken    []takenWatch                     // the watches the running multi fired, set again on rollback
+}
+
+// takenWatch is a watch a running multi fired; if the multi fails, nothing fired and the watch stays set.
+type takenWatch struct {
+	kind     int
+	path     string
+	sessions map[int64]struct{}
 }
 
 const (
@@ -529,7 +537,7 @@ func (c *core) setData(path string, data []byte, version int32) (zk.Stat, error)
 // the whole request instead: no responses, and errMarshalling as the error.
 func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, error) {
 	c.inMulti, c.undo = true, c.undo[:0]
-	defer func() { c.inMulti, c.undo = false, c.undo[:0] }()
+	defer func() { c.inMulti, c.undo, c.taken = false, c.undo[:0], c.taken[:0] }()
 	out := make([]zk.MultiResponse, len(ops))
 	var notes []notification
 	failed := -1
@@ -650,6 +658,11 @@ func (c *core) rollback() {
 		}
 		c.nodes[u.path] = u.prev
 	}
+	for _, w := range c.taken {
+		for sid := range w.sessions {
+			c.addWatch(w.kind, w.path, sid)
+		}
+	}
 }
 
 // --- watches ----------------------------------------------------------------------------------------------
@@ -674,6 +687,9 @@ func (c *core) takeWatchers(kind int, path string) []int64 {
 		return nil
 	}
 	delete(c.watches[kind], path)
+	if c.inMulti {
+		c.taken = append(c.taken, takenWatch{kind, path, set})
+	}
 	ids := make([]int64, 0, len(set))
 	for id := range set {
 		ids = append(ids, id)
