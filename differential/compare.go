@@ -79,6 +79,7 @@ func SideBySide(a, b *Transcript) string {
 		add([]string{"-> " + sa.Result}, []string{"-> " + sb.Result})
 		add(prefix("   at return: ", sa.AtReturn), prefix("   at return: ", sb.AtReturn))
 		add(prefix("   ", sa.Events), prefix("   ", sb.Events))
+		add(prefix("   (not compared) ", sa.Uncompared), prefix("   (not compared) ", sb.Uncompared))
 	}
 	header("== final tree")
 	add(a.Final, b.Final)

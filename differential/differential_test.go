@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"pgregory.net/rapid"
 
 	"github.com/zkmodel/zkmodel/realzk"
@@ -110,26 +111,123 @@ func TestDifferential(t *testing.T) {
 	})
 }
 
+// Shorthands for hand-written scenarios.
+func create(s int, path string, flags int32, data string) Op {
+	return Op{Kind: Create, Session: s, Path: path, Flags: flags, Data: []byte(data)}
+}
+func createNil(s int, path string, flags int32) Op {
+	return Op{Kind: Create, Session: s, Path: path, Flags: flags}
+}
+func del(s int, path string, version int32) Op {
+	return Op{Kind: Delete, Session: s, Path: path, Version: version}
+}
+func set(s int, path string, version int32, data []byte) Op {
+	return Op{Kind: Set, Session: s, Path: path, Version: version, Data: data}
+}
+func read(kind Kind, s int, path string, watch bool) Op {
+	return Op{Kind: kind, Session: s, Path: path, Watch: watch}
+}
+func multi(s int, ops ...Op) Op { return Op{Kind: Multi, Session: s, Ops: ops} }
+func closeSession(s int) Op     { return Op{Kind: Close, Session: s} }
+func sever(s int) Op            { return Op{Kind: Sever, Session: s} }
+
 // scenarios are hand-written sequences for the behaviours a fake is most likely to get wrong; each
 // runs on both sides and must agree.
 var scenarios = []struct {
 	name string
 	seq  Sequence
 }{
+	{"sequential-after-deletes-and-failed-creates", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "a", 0, ""), create(1, "a/s-", zk.FlagSequence, ""), create(1, "a/x", 0, ""),
+		del(1, "a/x", -1), create(2, "a/s-0000000000", 0, ""), create(2, "missing/x", 0, ""),
+		create(2, "a/s-", zk.FlagEphemeralSequential, "e"), create(1, "a/", zk.FlagSequence, ""),
+		multi(1, create(0, "a/s-", zk.FlagSequence, ""), create(0, "a/s-", zk.FlagSequence, "")),
+		multi(1, create(0, "a/s-", zk.FlagSequence, ""), Op{Kind: Check, Path: "nope"}),
+		create(1, "a/t-", zk.FlagSequence, ""), read(Children, 1, "a", false),
+	}}},
+	{"create-under-ephemeral", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "b", zk.FlagEphemeral, "x"), create(2, "b/x", 0, ""), create(2, "b/x/t-", zk.FlagSequence, ""),
+		multi(2, create(0, "b/y", 0, "")), create(1, "b/s-", zk.FlagEphemeralSequential, ""), read(Get, 2, "b", false),
+	}}},
+	{"stale-versions", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "a", 0, "1"), set(2, "a", 0, []byte("2")), del(1, "a", 0), set(1, "a", 0, []byte("3")),
+		multi(1, Op{Kind: Check, Path: "a", Version: 0}), multi(1, Op{Kind: Check, Path: "a", Version: 1}),
+		del(1, "missing", 5), del(2, "a", 1), read(Exists, 1, "a", false),
+	}}},
+	{"multi-failing-midway", Sequence{Sessions: 2, Ops: []Op{
+		read(Children, 2, "", true), read(Exists, 2, "a", true),
+		multi(1, create(0, "a", 0, "x"), create(0, "a/x", 0, ""), set(0, "a/x", 0, []byte("y")),
+			Op{Kind: Check, Path: "nope", Version: -1}, create(0, "b", 0, "")),
+		read(Exists, 1, "a", false),
+		multi(1, create(0, "a", 0, "x"), del(0, "a", 0), create(0, "a", 0, "again"), set(0, "a", 0, nil)),
+		read(Get, 1, "a", false), multi(1),
+	}}},
+	{"watch-set-twice-fans-out", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "a", 0, ""), read(Get, 1, "a", true), read(Get, 1, "a", true), read(Exists, 1, "a", true),
+		read(Children, 1, "a", true), set(2, "a", -1, []byte("x")), create(2, "a/x", 0, ""), set(2, "a", -1, []byte("y")),
+	}}},
+	{"exists-watch-on-missing-then-create", Sequence{Sessions: 2, Ops: []Op{
+		read(Exists, 1, "a", true), read(Get, 1, "a", true), read(Children, 1, "a", true),
+		create(2, "a", 0, ""), del(2, "a", -1),
+	}}},
+	{"close-with-ephemerals-watched-by-other", Sequence{Sessions: 3, Ops: []Op{
+		create(1, "b", zk.FlagEphemeral, ""), create(1, "s-", zk.FlagEphemeralSequential, ""), create(3, "a", 0, ""),
+		create(1, "a/e", zk.FlagEphemeral, ""),
+		read(Exists, 2, "b", true), read(Get, 2, "b", true), read(Children, 2, "", true), read(Children, 3, "a", true),
+		read(Exists, 3, "s-0000000001", true), closeSession(1), read(Children, 2, "", false),
+	}}},
+	{"own-write-fires-own-watch", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "a", 0, ""), read(Get, 1, "a", true), read(Children, 1, "", true), set(1, "a", -1, []byte("x")),
+		create(1, "b", 0, ""), read(Exists, 1, "c", true), create(1, "c", zk.FlagEphemeral, ""),
+	}}},
+	{"close-of-session-watching-its-own-ephemeral", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "b", zk.FlagEphemeral, ""), read(Exists, 1, "b", true), read(Children, 1, "", true),
+		read(Get, 1, "b", true), read(Exists, 2, "b", true), closeSession(1),
+	}}},
+	{"data-nil-versus-empty", Sequence{Sessions: 2, Ops: []Op{
+		createNil(1, "a", 0), read(Get, 1, "a", false), set(1, "a", -1, []byte{}), read(Get, 1, "a", false),
+		create(1, "b", 0, ""), read(Get, 2, "b", false), set(1, "b", -1, nil), read(Get, 2, "b", false),
+		multi(1, set(0, "a", -1, nil), Op{Kind: Create, Path: "c", Data: []byte{}}), read(Get, 2, "a", false), read(Get, 2, "c", false),
+	}}},
+	{"system-nodes", Sequence{Sessions: 2, Ops: []Op{
+		read(Get, 1, "/zookeeper", false), read(Children, 1, "/zookeeper", true), read(Get, 1, "/zookeeper/quota", true),
+		read(Exists, 2, "/zookeeper/quota", false), del(2, "/zookeeper", -1), del(2, "/zookeeper/quota", -1),
+		Op{Kind: Sync, Session: 1, Path: "missing"},
+	}}},
+	{"delete-fires-data-and-child-watches-once", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "a", 0, ""), read(Get, 2, "a", true), read(Children, 2, "a", true), read(Exists, 2, "a", true),
+		read(Children, 2, "", true), del(1, "a", -1), create(1, "a", 0, ""),
+	}}},
+	{"delete-the-base", Sequence{Sessions: 2, Ops: []Op{
+		read(Exists, 2, "", true), read(Children, 2, "", true), del(1, "", -1), read(Exists, 1, "", false),
+	}}},
+	{"sever-keeps-watches", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "b", 0, ""), read(Exists, 1, "a", true), read(Get, 1, "b", true), read(Children, 1, "", true),
+		create(1, "e", zk.FlagEphemeral, ""), sever(1), read(Exists, 2, "e", false), create(2, "a", 0, ""), set(2, "b", -1, nil),
+	}}},
+	{"calls-after-close", Sequence{Sessions: 2, Ops: []Op{
+		read(Exists, 1, "a", true), closeSession(1), read(Get, 1, "a", false), read(Exists, 1, "a", true),
+		create(1, "a", 0, ""), multi(1, create(0, "a", 0, "")), set(1, "a", -1, nil), del(1, "a", -1),
+		read(Children, 1, "", true), Op{Kind: Sync, Session: 1, Path: ""}, closeSession(1),
+	}}},
+	{"containers", Sequence{Sessions: 2, Ops: []Op{
+		create(1, "a/y", zk.FlagContainer, ""), create(1, "a", zk.FlagContainer, ""), create(1, "a/y", zk.FlagContainer, "c"),
+		read(Get, 2, "a/y", false), create(2, "a/x", zk.FlagEphemeral, ""), read(Get, 2, "a", false),
+	}}},
 	{"multi-create-with-ttl-flag", Sequence{Sessions: 2, Ops: []Op{
-		{Kind: Create, Session: 2, Path: "z"},
-		{Kind: Multi, Session: 1, Ops: []Op{{Kind: Create, Path: "a", Flags: 5}}},
-		{Kind: Create, Session: 2, Path: "y"},
-		{Kind: Multi, Session: 1, Ops: []Op{{Kind: Create, Path: "b", Flags: 6}}},
-		{Kind: Create, Session: 2, Path: "x"},
-		{Kind: Multi, Session: 1, Ops: []Op{{Kind: Create, Path: "c", Flags: 7}}},
-		{Kind: Create, Session: 2, Path: "w"},
-		{Kind: Multi, Session: 1, Ops: []Op{{Kind: Create, Path: "d", Flags: -1}}},
-		{Kind: Create, Session: 2, Path: "v"},
-		{Kind: Multi, Session: 1, Ops: []Op{{Kind: Check, Path: "z", Version: 0}, {Kind: Create, Path: "e", Flags: 5}, {Kind: Check, Path: "nope", Version: 0}}},
-		{Kind: Create, Session: 2, Path: "u"},
-		{Kind: Multi, Session: 1, Ops: []Op{{Kind: Check, Path: "nope", Version: 0}, {Kind: Create, Path: "f", Flags: 6}}},
-		{Kind: Create, Session: 2, Path: "t"},
+		create(2, "z", 0, ""),
+		multi(1, Op{Kind: Create, Path: "a", Flags: zk.FlagTTL}),
+		create(2, "y", 0, ""),
+		multi(1, Op{Kind: Create, Path: "b", Flags: zk.FlagPersistentSequentialWithTTL}),
+		create(2, "x", 0, ""),
+		multi(1, Op{Kind: Create, Path: "c", Flags: 7}),
+		create(2, "w", 0, ""),
+		multi(1, Op{Kind: Create, Path: "d", Flags: -1}),
+		create(2, "v", 0, ""),
+		multi(1, Op{Kind: Check, Path: "z", Version: 0}, Op{Kind: Create, Path: "e", Flags: zk.FlagTTL}, Op{Kind: Check, Path: "nope", Version: 0}),
+		create(2, "u", 0, ""),
+		multi(1, Op{Kind: Check, Path: "nope", Version: 0}, Op{Kind: Create, Path: "f", Flags: zk.FlagPersistentSequentialWithTTL}),
+		create(2, "t", 0, ""),
 	}}},
 }
 

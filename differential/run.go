@@ -54,6 +54,9 @@ type Step struct {
 	Result   string   // the call's return values
 	AtReturn []string // events the acting session had received when the call returned, in order
 	Events   []string // events every session received by the time the step settled, sorted
+	// Uncompared holds the session events of sessions that received too many in the step to compare
+	// (see Transcript.Unsettled), for the reader.
+	Uncompared []string
 }
 
 // Transcript is what a sequence observed on one side.
@@ -232,6 +235,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 		if len(evs) >= eventChanSize {
 			*unsettled++
 			step.Events = append(step.Events, fmt.Sprintf("s%d received %d or more session events: not compared", i+1, eventChanSize))
+			step.Uncompared = append(step.Uncompared, r.sessionEvents(i+1, evs)...)
 			continue
 		}
 		step.Events = append(step.Events, r.sessionEvents(i+1, evs)...)

@@ -70,15 +70,17 @@ func (m *ModelSide) End(ctx context.Context, base string) error {
 	return nil
 }
 
-// RealSide runs sequences on a real ensemble. Each sequence's session i connects through its own
-// realzk.Proxy to server (i-1) mod n, so that sessions sit on different servers and can be severed.
+// RealSide runs sequences on a real ensemble. Each sequence's session i connects through two
+// realzk.Proxy instances of its own, both to server (i-1) mod n, so that sessions sit on different
+// servers and can be severed. (Two, because go-zookeeper waits a second before it retries the
+// address it was connected to when it has no other; with two it reconnects at once.)
 type RealSide struct {
 	// Addrs are the ensemble's client addresses.
 	Addrs []string
 
 	mu      sync.Mutex
 	admin   *zk.Conn
-	proxies []*realzk.Proxy
+	proxies [][]*realzk.Proxy // per session
 }
 
 // Name returns "real".
@@ -124,12 +126,18 @@ func (r *RealSide) Begin(ctx context.Context, base string) (Session, error) {
 func (r *RealSide) Connect(ctx context.Context, i int) (Session, <-chan zk.Event, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p, err := realzk.NewProxy(context.WithoutCancel(ctx), r.Addrs[(i-1)%len(r.Addrs)])
-	if err != nil {
-		return nil, nil, fmt.Errorf("proxy for session %d: %w", i, err)
+	var ps []*realzk.Proxy
+	var addrs []string
+	for range 2 {
+		p, err := realzk.NewProxy(context.WithoutCancel(ctx), r.Addrs[(i-1)%len(r.Addrs)])
+		if err != nil {
+			return nil, nil, fmt.Errorf("proxy for session %d: %w", i, err)
+		}
+		ps = append(ps, p)
+		addrs = append(addrs, p.Addr())
 	}
-	r.proxies = append(r.proxies, p)
-	conn, events, err := connectReal(ctx, []string{p.Addr()})
+	r.proxies = append(r.proxies, ps)
+	conn, events, err := connectReal(ctx, addrs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,7 +165,20 @@ func (r *RealSide) Sever(ctx context.Context, i int) error {
 	if i < 1 || i > len(r.proxies) {
 		return fmt.Errorf("no session %d (sessions are 1..%d)", i, len(r.proxies))
 	}
-	r.proxies[i-1].Sever()
+	// Sever only the proxy the client is connected through: severing the other one too could cut the
+	// connection the client makes at once to it.
+	var active []*realzk.Proxy
+	for _, p := range r.proxies[i-1] {
+		if p.Stats().Open > 0 {
+			active = append(active, p)
+		}
+	}
+	if len(active) == 0 {
+		return fmt.Errorf("session %d has no open connection to sever", i)
+	}
+	for _, p := range active {
+		p.Sever()
+	}
 	return nil
 }
 
@@ -166,9 +187,11 @@ func (r *RealSide) End(ctx context.Context, base string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
-	for _, p := range r.proxies {
-		if err := p.Close(); err != nil {
-			errs = append(errs, err)
+	for _, ps := range r.proxies {
+		for _, p := range ps {
+			if err := p.Close(); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	r.proxies = nil
