@@ -413,7 +413,9 @@ func (c *Conn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, erro
 // Multi runs the operations (*zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest,
 // *zk.CheckVersionRequest) as one transaction: all or none. It returns one response per operation and the
 // first operation's error, as go-zookeeper does; like go-zookeeper it does not validate paths itself (the
-// server does, with zk.ErrBadArguments).
+// server does, with zk.ErrBadArguments). A successful multi holding a container create (zk.FlagContainer)
+// returns zk.ErrAPIError and only the responses before that create, as go-zookeeper does: it cannot decode
+// the rest of the reply, though the server applied every operation.
 func (c *Conn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	for _, op := range ops {
 		switch op.(type) {
@@ -425,6 +427,15 @@ func (c *Conn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	res, _ := c.do(&request{op: opMulti, ops: ops})
 	if res.err == zk.ErrConnectionClosed {
 		return nil, res.err
+	}
+	if res.err == nil {
+		for i, op := range ops {
+			if o, ok := op.(*zk.CreateRequest); ok && o.Flags == zk.FlagContainer {
+				// The server applied the multi, but answers a container create with a result type
+				// (createContainer) go-zookeeper cannot decode: it stops there with zk.ErrAPIError.
+				return res.multi[:i], zk.ErrAPIError
+			}
+		}
 	}
 	return res.multi, res.err
 }
