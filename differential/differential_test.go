@@ -214,6 +214,13 @@ var scenarios = []struct {
 		create(1, "a/y", zk.FlagContainer, ""), create(1, "a", zk.FlagContainer, ""), create(1, "a/y", zk.FlagContainer, "c"),
 		read(Get, 2, "a/y", false), create(2, "a/x", zk.FlagEphemeral, ""), read(Get, 2, "a", false),
 	}}},
+	{"multi-creating-a-container", Sequence{Sessions: 2, Ops: []Op{
+		read(Children, 2, "", true),
+		multi(1, create(0, "a", 0, "x"), create(0, "a/y", zk.FlagContainer, ""), create(0, "b", 0, "")),
+		multi(1, create(0, "s-0000000001", zk.FlagContainer, ""), Op{Kind: Check, Path: "nope"}),
+		multi(1, create(0, "s-0000000001", zk.FlagContainer, "")),
+		read(Get, 1, "a/y", false),
+	}}},
 	{"multi-create-with-ttl-flag", Sequence{Sessions: 2, Ops: []Op{
 		create(2, "z", 0, ""),
 		multi(1, Op{Kind: Create, Path: "a", Flags: zk.FlagTTL}),
