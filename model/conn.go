@@ -32,7 +32,8 @@ type Conn struct {
 
 type call struct {
 	req  *request
-	done chan reply
+	done chan reply // made only when the caller has to wait: a call the default transport finishes at once needs none
+	rep  reply      // the reply, once over
 	over bool
 }
 
@@ -109,7 +110,10 @@ func (c *Conn) finish(cl *call, res result, watch <-chan zk.Event) {
 		return
 	}
 	cl.over = true
-	cl.done <- reply{res, watch}
+	cl.rep = reply{res, watch}
+	if cl.done != nil {
+		cl.done <- cl.rep
+	}
 }
 
 // registerWatch adds the client-side watcher a successful watching read leaves, as go-zookeeper does when the
@@ -232,7 +236,7 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		s.mu.Unlock()
 		return result{err: zk.ErrShortBuffer}, nil
 	}
-	cl := &call{req: r, done: make(chan reply, 1)}
+	cl := &call{req: r}
 	if c.connected {
 		c.sent = append(c.sent, cl)
 	} else {
@@ -242,6 +246,11 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		s.record(c, "send", "%s", r)
 	}
 	s.settle()
+	if cl.over {
+		s.mu.Unlock()
+		return cl.rep.res, cl.rep.watch
+	}
+	cl.done = make(chan reply, 1) // under the lock, so finish cannot have run in between
 	s.mu.Unlock()
 	rep := <-cl.done
 	return rep.res, rep.watch
@@ -272,7 +281,7 @@ func (c *Conn) Close() {
 	}
 	c.queued = nil
 	if c.connected && !c.closing {
-		cl := &call{req: &request{op: opCloseSession}, done: make(chan reply, 1), over: true}
+		cl := &call{req: &request{op: opCloseSession}, over: true}
 		c.sent = append(c.sent, cl)
 		s.record(c, "send", "close")
 	} else if !c.connected {
