@@ -24,3 +24,6 @@ test: zookeeper vet ## run every test, the real-ensemble ones included
 
 ensemble: zookeeper ## run a local 3-server ZooKeeper ensemble in the foreground, print ZK_SERVERS (Ctrl-C stops it)
 	$(GO) run ./realzk/cmd/ensemble
+
+fidelity: zookeeper ## compare the model with a real ensemble on N random operation sequences (N=500 by default)
+	$(GO) test -count=1 -timeout 60m -v -run 'TestDifferential$$' ./differential -rapid.checks=$(or $(N),500) -rapid.nofailfile

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { os.Exit(realzk.RunTests(m)) }
 
 // defaultChecks is how many sequences TestDifferential runs unless -rapid.checks (or RAPID_CHECKS)
 // says otherwise: enough to matter, few enough for make test.
-const defaultChecks = 40
+const defaultChecks = 200
 
 // figures counts what a test compared.
 type figures struct {
