@@ -177,7 +177,9 @@ func (s *Server) route(notes []notification) {
 	for _, n := range notes {
 		if c := s.owner(n.session); c != nil && c.connected && !c.closing {
 			c.outbox = append(c.outbox, outItem{event: n.event})
-			s.record(c, "notify", "%s %s zxid=%d", n.event.Type, n.event.Path, s.core.zxid)
+			if s.cfg.observer != nil { // checked here so that the arguments are not boxed for nothing
+				s.record(c, "notify", "%s %s zxid=%d", n.event.Type, n.event.Path, s.core.zxid)
+			}
 		}
 	}
 }
@@ -488,10 +490,14 @@ func (s *Server) deliver(c *Conn) {
 			c.lastZxid = it.res.zxid
 		}
 		ch := c.registerWatch(it.call.req, it.res.err)
-		s.record(c, "reply", "%s", it.call.req.op)
+		if s.cfg.observer != nil {
+			s.record(c, "reply", "%s", it.call.req.op)
+		}
 		c.finish(it.call, it.res, ch)
 	default:
-		s.record(c, "event", "%s %s", it.event.Type, it.event.Path)
+		if s.cfg.observer != nil {
+			s.record(c, "event", "%s %s", it.event.Type, it.event.Path)
+		}
 		c.sendEvent(it.event)
 		c.notifyWatches(it.event)
 	}
