@@ -227,13 +227,8 @@ func genOp(t *rapid.T, sessions int, closed map[int]bool, cfg GenConfig) Op {
 	switch kind {
 	case Create:
 		genCreate(t, &op)
-	case Delete:
-		op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
-		op.Version = rapid.SampledFrom(versions).Draw(t, "version")
-	case Set:
-		op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
-		op.Version = rapid.SampledFrom(versions).Draw(t, "version")
-		op.Data = rapid.SampledFrom(dataPool).Draw(t, "data")
+	case Delete, Set:
+		genVersioned(t, &op)
 	case Exists, Get, Children:
 		op.Watch = rapid.Bool().Draw(t, "watch")
 		if rapid.IntRange(0, 15).Draw(t, "system") == 0 {
@@ -247,21 +242,24 @@ func genOp(t *rapid.T, sessions int, closed map[int]bool, cfg GenConfig) Op {
 		n := rapid.IntRange(0, 3).Draw(t, "multi-ops")
 		for i := 0; i < n; i++ {
 			sub := Op{Kind: rapid.SampledFrom([]Kind{Create, Delete, Set, Check}).Draw(t, "multi-kind")}
-			switch sub.Kind {
-			case Create:
+			if sub.Kind == Create {
 				genCreate(t, &sub) // every flag value: multi does not check flags in the client
-			case Delete, Check:
-				sub.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
-				sub.Version = rapid.SampledFrom(versions).Draw(t, "version")
-			case Set:
-				sub.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
-				sub.Version = rapid.SampledFrom(versions).Draw(t, "version")
-				sub.Data = rapid.SampledFrom(dataPool).Draw(t, "data")
+			} else {
+				genVersioned(t, &sub)
 			}
 			op.Ops = append(op.Ops, sub)
 		}
 	}
 	return op
+}
+
+// genVersioned fills in a Delete, Set or Check: a path, a version, and data for a Set.
+func genVersioned(t *rapid.T, op *Op) {
+	op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+	op.Version = rapid.SampledFrom(versions).Draw(t, "version")
+	if op.Kind == Set {
+		op.Data = rapid.SampledFrom(dataPool).Draw(t, "data")
+	}
 }
 
 func genCreate(t *rapid.T, op *Op) {

@@ -1,0 +1,119 @@
+package differential
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// These tests check the harness itself, on the model alone: that it sees no difference where there is
+// none, and that it reports the differences a broken implementation shows.
+
+// runModelPair runs seq on the model and on other, under the same base path.
+func runModelPair(t *testing.T, other Side, seq Sequence) (model, got *Transcript) {
+	t.Helper()
+	ctx := context.Background()
+	model, err := Run(ctx, &ModelSide{}, "/harness/base", seq)
+	if err != nil {
+		t.Fatalf("model run: %v", err)
+	}
+	got, err = Run(ctx, other, "/harness/base", seq)
+	if err != nil {
+		t.Fatalf("%s run: %v", other.Name(), err)
+	}
+	return model, got
+}
+
+// TestModelAgreesWithItself runs every scenario twice on the model: the transcripts must be equal,
+// or the harness would report differences that are its own noise.
+func TestModelAgreesWithItself(t *testing.T) {
+	for _, sc := range scenarios {
+		a, b := runModelPair(t, &ModelSide{}, sc.seq)
+		if d := Compare(a, b); d != "" {
+			t.Errorf("%s: two model runs differ: %s\n%s", sc.name, d, SideBySide(a, b))
+		}
+		if len(a.Steps) != len(sc.seq.Ops) {
+			t.Errorf("%s: %d steps for %d ops", sc.name, len(a.Steps), len(sc.seq.Ops))
+		}
+	}
+}
+
+// brokenSide is the model with one session behaviour changed by wrap.
+type brokenSide struct {
+	ModelSide
+	wrap func(Session) Session
+}
+
+func (b *brokenSide) Name() string { return "broken" }
+
+func (b *brokenSide) Connect(ctx context.Context, i int) (Session, <-chan zk.Event, error) {
+	s, events, err := b.ModelSide.Connect(ctx, i)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b.wrap(s), events, nil
+}
+
+// emptyToNil turns empty data into nil in Get, a mistake a fake can make.
+type emptyToNil struct{ Session }
+
+func (s emptyToNil) Get(path string) ([]byte, *zk.Stat, error) {
+	data, st, err := s.Session.Get(path)
+	if len(data) == 0 {
+		data = nil
+	}
+	return data, st, err
+}
+
+// deafExistsW hands out ExistsW channels that never fire.
+type deafExistsW struct{ Session }
+
+func (s deafExistsW) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	ok, st, _, err := s.Session.ExistsW(path)
+	return ok, st, make(chan zk.Event), err
+}
+
+func TestCompareReportsWrongResults(t *testing.T) {
+	seq := Sequence{Sessions: 2, Ops: []Op{createNil(1, "a", 0), set(1, "a", -1, []byte{}), read(Get, 2, "a", false)}}
+	model, broken := runModelPair(t, &brokenSide{wrap: func(s Session) Session { return emptyToNil{s} }}, seq)
+	d := Compare(model, broken)
+	if !strings.HasPrefix(d, "step 3 (s2 get ~/a): results differ") {
+		t.Fatalf("Compare = %q, want a difference in step 3's results", d)
+	}
+	side := SideBySide(model, broken)
+	if !strings.Contains(side, `! -> data="" `) || !strings.Contains(side, `| -> data=nil `) {
+		t.Errorf("SideBySide does not mark the differing result line:\n%s", side)
+	}
+}
+
+func TestCompareReportsMissingWatchEvents(t *testing.T) {
+	seq := Sequence{Sessions: 2, Ops: []Op{read(Exists, 1, "a", true), create(2, "a", 0, "")}}
+	model, broken := runModelPair(t, &brokenSide{wrap: func(s Session) Session { return deafExistsW{s} }}, seq)
+	d := Compare(model, broken)
+	if !strings.HasPrefix(d, "step 2 (s2 create ~/a flags=0 data=\"\"): events differ") || !strings.Contains(d, "s1 w1 EventNodeCreated ~/a") {
+		t.Fatalf("Compare = %q, want step 2's events to differ by s1 w1 EventNodeCreated ~/a", d)
+	}
+}
+
+func TestNormalisation(t *testing.T) {
+	r := &runner{base: "/d/1", baseline: 100, owners: map[int64]string{42: "s1"}}
+	st := &zk.Stat{Czxid: 100, Mzxid: 103, Pzxid: 7, Ctime: 5, EphemeralOwner: 42, DataLength: 1}
+	if got, want := r.stat(st), "{cz=B+0 mz=B+3 pz=<B ct=T mt=0 v=0 cv=0 av=0 owner=s1 len=1 nch=0}"; got != want {
+		t.Errorf("stat = %s, want %s", got, want)
+	}
+	for p, want := range map[string]string{"/d/1": "~", "/d/1/a/b": "~/a/b", "/d/10": "/d/10", "/zookeeper": "/zookeeper"} {
+		if got := r.path(p); got != want {
+			t.Errorf("path(%q) = %q, want %q", p, got, want)
+		}
+	}
+	wrapped := fmt.Errorf("model: create /x: %w", zk.ErrNodeExists)
+	if got := errName(wrapped); got != "ErrNodeExists" {
+		t.Errorf("errName(%v) = %s, want ErrNodeExists", wrapped, got)
+	}
+	if got := showChildren([]string{"b", "a"}); got != "[a b]" {
+		t.Errorf("showChildren = %s, want [a b]", got)
+	}
+}
