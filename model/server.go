@@ -422,7 +422,7 @@ func (s *Server) Do(st Step) error {
 
 func (s *Server) apply(c *Conn) {
 	cl := c.sent[0]
-	c.sent = c.sent[1:]
+	c.sent = popFront(c.sent)
 	if sess, ok := s.core.sessions[c.session]; ok {
 		sess.lastHeard = s.core.now
 	}
@@ -478,9 +478,18 @@ func describeResult(r *request, res result) string {
 	return b.String()
 }
 
+// popFront removes a queue's first item and keeps its backing array, so that the queue's next appends reuse it
+// instead of growing a fresh one (queues are short: shifting is cheaper than allocating).
+func popFront[T any](q []T) []T {
+	copy(q, q[1:])
+	var zero T
+	q[len(q)-1] = zero
+	return q[:len(q)-1]
+}
+
 func (s *Server) deliver(c *Conn) {
 	it := c.outbox[0]
-	c.outbox = c.outbox[1:]
+	c.outbox = popFront(c.outbox)
 	switch {
 	case it.hangUp:
 		s.record(c, "disconnect", "server closed the connection")
