@@ -44,8 +44,7 @@ type reply struct {
 
 // outItem is one thing the server has sent the client that has not arrived yet.
 type outItem struct {
-	call   *call // a reply to this call
-	res    result
+	call   *call    // a reply to this call (the reply itself waits in call.rep.res)
 	event  zk.Event // or a watch event
 	hangUp bool     // or the server closing the connection
 }

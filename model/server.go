@@ -438,7 +438,8 @@ func (s *Server) apply(c *Conn) {
 	}
 	// The server sends the notifications a transaction fires before its reply, to every session.
 	s.route(notes)
-	c.outbox = append(c.outbox, outItem{call: cl, res: res})
+	cl.rep.res = res // kept in the call until it is delivered, so that the queued item stays small
+	c.outbox = append(c.outbox, outItem{call: cl})
 	if cl.req.op == opCloseSession {
 		c.closing = true
 		c.outbox = append(c.outbox, outItem{hangUp: true})
@@ -495,14 +496,15 @@ func (s *Server) deliver(c *Conn) {
 		s.record(c, "disconnect", "server closed the connection")
 		s.sever(c)
 	case it.call != nil:
-		if it.res.zxid > 0 {
-			c.lastZxid = it.res.zxid
+		res := it.call.rep.res
+		if res.zxid > 0 {
+			c.lastZxid = res.zxid
 		}
-		ch := c.registerWatch(it.call.req, it.res.err)
+		ch := c.registerWatch(it.call.req, res.err)
 		if s.cfg.observer != nil {
 			s.record(c, "reply", "%s", it.call.req.op)
 		}
-		c.finish(it.call, it.res, ch)
+		c.finish(it.call, res, ch)
 	default:
 		if s.cfg.observer != nil {
 			s.record(c, "event", "%s %s", it.event.Type, it.event.Path)
