@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -434,7 +435,7 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 		return "", zk.ErrNoNode
 	}
 	if sequential {
-		path += fmt.Sprintf("%010d", p.stat.Cversion)
+		path = withSequence(path, p.stat.Cversion)
 	}
 	if err := validatePath(path, false); err != nil {
 		return "", fmt.Errorf("%w: %w", zk.ErrBadArguments, err)
@@ -605,6 +606,26 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 // errMarshalling is what go-zookeeper reports when the server could not decode a request: ZooKeeper's code
 // -5, which go-zookeeper has no named error for.
 var errMarshalling = fmt.Errorf("unknown error: %v", zk.ErrCode(-5))
+
+// withSequence appends a sequence number to path the way ZooKeeper formats it, as %010d would (so the int32
+// wrap gives "-2147483648"), without fmt: sequential creates are a hot path.
+func withSequence(path string, n int32) string {
+	var digits [11]byte
+	d := strconv.AppendInt(digits[:0], int64(n), 10)
+	sign := ""
+	if n < 0 {
+		sign, d = "-", d[1:]
+	}
+	var b strings.Builder
+	b.Grow(len(path) + 11)
+	b.WriteString(path)
+	b.WriteString(sign)
+	for i := len(sign) + len(d); i < 10; i++ {
+		b.WriteByte('0')
+	}
+	b.Write(d)
+	return b.String()
+}
 
 // errRuntimeInconsistency is what go-zookeeper reports for the operations of a failed multi after the failing
 // one: ZooKeeper's code -2, which go-zookeeper has no named error for.
