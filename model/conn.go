@@ -31,7 +31,8 @@ type Conn struct {
 }
 
 type call struct {
-	req  *request
+	req  *request   // &reqv for calls made by do
+	reqv request    // the request, in the same allocation as the call
 	done chan reply // made only when the caller has to wait: a call the default transport finishes at once needs none
 	rep  reply      // the reply, once over
 	over bool
@@ -235,14 +236,15 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		s.mu.Unlock()
 		return result{err: zk.ErrShortBuffer}, nil
 	}
-	cl := &call{req: r}
+	cl := &call{reqv: *r} // a copy, so that the caller's request need not escape to the heap
+	cl.req = &cl.reqv
 	if c.connected {
 		c.sent = append(c.sent, cl)
 	} else {
 		c.queued = append(c.queued, cl)
 	}
 	if s.cfg.observer != nil {
-		s.record(c, "send", "%s", r)
+		s.record(c, "send", "%s", cl.req)
 	}
 	s.settle()
 	if cl.over {
