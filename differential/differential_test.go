@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -26,12 +27,12 @@ const defaultChecks = 200
 
 // figures counts what a test compared.
 type figures struct {
-	sequences, ops, mismatches, unsettled atomic.Int64
+	sequences, ops, mismatches, unsettled, hiccups atomic.Int64
 }
 
 func (f *figures) log(t *testing.T) {
-	t.Logf("differential figures: %d sequences, %d ops compared, %d mismatching sequences (shrinking re-runs included), %d session-channel steps not compared (6+ events)",
-		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.unsettled.Load())
+	t.Logf("differential figures: %d sequences, %d ops compared, %d mismatching sequences (shrinking re-runs included), %d session-channel steps not compared (6+ events), %d real-side hiccups re-run",
+		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.unsettled.Load(), f.hiccups.Load())
 }
 
 // pair runs sequences on the model and on the shared real ensemble, each under a fresh base path.
@@ -59,14 +60,25 @@ func newPair(t *testing.T) *pair {
 	return p
 }
 
+// maxAttempts is how often a sequence runs on the real side when the ensemble hiccups (ErrHiccup).
+const maxAttempts = 3
+
 // compare runs seq on both sides and returns the two transcripts and their first difference.
 func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcript, diff string, err error) {
-	base := fmt.Sprintf("%s/%d", p.root, p.next.Add(1))
-	if model, err = Run(ctx, p.model, base, seq); err != nil {
-		return model, nil, "", err
-	}
-	if real, err = Run(ctx, p.real, base, seq); err != nil {
-		return model, real, "", err
+	for attempt := 1; ; attempt++ {
+		base := fmt.Sprintf("%s/%d", p.root, p.next.Add(1))
+		if model, err = Run(ctx, p.model, base, seq); err != nil {
+			return model, nil, "", err
+		}
+		real, err = Run(ctx, p.real, base, seq)
+		if errors.Is(err, ErrHiccup) && attempt < maxAttempts {
+			p.figs.hiccups.Add(1)
+			continue
+		}
+		if err != nil {
+			return model, real, "", err
+		}
+		break
 	}
 	p.figs.sequences.Add(1)
 	p.figs.ops.Add(int64(len(seq.Ops)))

@@ -72,6 +72,11 @@ type Transcript struct {
 	Unsettled int
 }
 
+// ErrHiccup marks a run that saw the real side misbehave on its own: a session lost its connection or
+// its session when no op severed or closed it (an ensemble stalled on a loaded machine does that). Such
+// a run says nothing about the model; run the sequence again.
+var ErrHiccup = errors.New("the session was disconnected or expired by no op of the sequence")
+
 // collectTimeout bounds every wait for the real side (a session to be established, a channel to
 // close).
 const collectTimeout = 15 * time.Second
@@ -133,6 +138,13 @@ func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcr
 		if err != nil {
 			return nil, fmt.Errorf("%s: session %d: %w", side.Name(), i, err)
 		}
+		if !slices.Equal(evs, []zk.Event{
+			{Type: zk.EventSession, State: zk.StateConnecting, Server: evs[0].Server},
+			{Type: zk.EventSession, State: zk.StateConnected, Server: evs[0].Server},
+			{Type: zk.EventSession, State: zk.StateHasSession, Server: evs[0].Server},
+		}) {
+			return nil, fmt.Errorf("%s: session %d connected with %v: %w", side.Name(), i, evs, ErrHiccup)
+		}
 		r.owners[s.SessionID()] = fmt.Sprintf("s%d", i)
 		tr.Connect = append(tr.Connect, r.sessionEvents(i, evs)...)
 	}
@@ -142,6 +154,10 @@ func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcr
 			return tr, fmt.Errorf("%s: step %d (%s): %w", side.Name(), i+1, op, err)
 		}
 		tr.Steps = append(tr.Steps, step)
+	}
+	// The admin session may sit on a server that has not applied the last writes yet.
+	if err := side.Settle(ctx, base, []Session{admin}); err != nil {
+		return tr, fmt.Errorf("%s: settle the admin session: %w", side.Name(), err)
 	}
 	if tr.Final, err = r.dumpTree(admin, base); err != nil {
 		return tr, fmt.Errorf("%s: read the final tree: %w", side.Name(), err)
@@ -232,6 +248,15 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 	}
 	watchEvents = r.pollWatches(0)
 	for i, evs := range perSession {
+		if op.Kind != Close && op.Kind != Sever || i != op.Session-1 {
+			for _, ev := range evs {
+				if ev.Type == zk.EventSession {
+					return step, fmt.Errorf("s%d received %s: %w", i+1, ev.State, ErrHiccup)
+				}
+			}
+		} else if slices.ContainsFunc(evs, func(ev zk.Event) bool { return ev.State == zk.StateExpired }) {
+			return step, fmt.Errorf("s%d's session expired: %w", i+1, ErrHiccup)
+		}
 		if len(evs) >= eventChanSize {
 			*unsettled++
 			step.Events = append(step.Events, fmt.Sprintf("s%d received %d or more session events: not compared", i+1, eventChanSize))

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -196,7 +197,11 @@ func (r *RealSide) End(ctx context.Context, base string) error {
 	}
 	r.proxies = nil
 	if r.admin != nil {
-		errs = append(errs, deleteAll(r.admin, base))
+		// Sync first: the admin's server may not have applied the sequence's last writes.
+		if _, err := r.admin.Sync(base); err != nil {
+			errs = append(errs, fmt.Errorf("sync %s: %w", base, err))
+		}
+		errs = append(errs, deleteAllPatiently(ctx, r.admin, base))
 	}
 	return errors.Join(errs...)
 }
@@ -224,6 +229,24 @@ func createAll(s Session, p string) error {
 		}
 	}
 	return nil
+}
+
+// deleteAllPatiently is deleteAll that waits out ephemeral nodes of sessions whose close did not reach
+// the server (go-zookeeper's Close gives up after a second when the ensemble stalls): they go when the
+// session expires.
+func deleteAllPatiently(ctx context.Context, s Session, p string) error {
+	deadline := time.Now().Add(sessionTimeout + collectTimeout)
+	for {
+		err := deleteAll(s, p)
+		if !errors.Is(err, zk.ErrNotEmpty) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // deleteAll deletes p and everything below it; a missing p is not an error.
