@@ -192,6 +192,14 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 	)
 	stop := progress(cfg, &mu, &rep)
 	defer stop()
+	// The runs happen in synctest bubbles, whose clocks are fake: the first failure's wall time is taken
+	// outside, by a goroutine the first failing run signals.
+	firstFail := make(chan struct{}, 1)
+	failedAt := make(chan time.Time, 1)
+	go func() {
+		<-firstFail
+		failedAt <- time.Now()
+	}()
 	t.Run("explore", func(t *testing.T) {
 		prop := func(rt *rapid.T) {
 			rapid.SyncTest(rt, func(rt *rapid.T) {
@@ -200,7 +208,7 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 				rep.Runs++
 				if out.failed() && !rep.Failed {
 					rep.Failed = true
-					rep.FirstFail = time.Since(started)
+					firstFail <- struct{}{}
 				}
 				if out.failed() {
 					last = out
@@ -214,6 +222,11 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 		checkWith(t, cfg, prop)
 	})
 	rep.Elapsed = time.Since(started)
+	if rep.Failed {
+		rep.FirstFail = (<-failedAt).Sub(started)
+	} else {
+		close(firstFail)
+	}
 	if last != nil {
 		rep.Property, rep.Verdict, rep.Decisions = last.property, last.verdict, len(last.decisions)
 		rep.failingText = last.render(cfg)

@@ -1,10 +1,19 @@
 package check
 
 import (
+	"os"
 	"testing"
 )
 
-func TestRecipeQuick(t *testing.T) {
-	rep := Run(t, Recipe, Config{Name: "recipe", Faults: AllFaults, Checks: 50, TraceDir: t.TempDir()})
-	t.Logf("%+v", rep)
+func TestVariantQuick(t *testing.T) {
+	name := os.Getenv("V")
+	v, err := VariantByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := v.Config
+	cfg.Checks = 2000
+	cfg.TraceDir = "/tmp/traces"
+	rep := Run(t, v.Factory, cfg)
+	t.Logf("%s: runs=%d failed=%v prop=%s first=%s elapsed=%s decisions=%d trace=%s", name, rep.Runs, rep.Failed, rep.Property, rep.FirstFail, rep.Elapsed, rep.Decisions, rep.Trace)
 }

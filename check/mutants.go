@@ -37,6 +37,7 @@ func Variants() []Variant {
 	}
 	return []Variant{
 		{Name: "recipe", Factory: Recipe, Config: Config{Name: "recipe", Faults: AllFaults}},
+		v("mutant-control", "", "", 0, AllFaults),
 		v("mutant-a-watch-parent", "watches the lock's parent (every child change) instead of its predecessor", "no-herd", watchParent, AllFaults),
 		v("mutant-b-ignore-gone", "ignores \"predecessor already gone\" from exists-with-watch and waits anyway", "liveness", ignoreGone, AllFaults),
 		v("mutant-c-plain-create", "creates a plain ephemeral-sequential node and retries it after a lost reply", "liveness", plainCreate, FaultLoseReply),
@@ -100,9 +101,21 @@ func (m *mutant) Lock(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return m.giveUp(node, err)
 		}
-		kids, _, err := m.conn.Children(m.dir)
+		var (
+			kids   []string
+			parent <-chan zk.Event
+		)
+		if m.has(watchParent) {
+			// The herd-prone classic: list with a watch on the parent, so every change wakes every waiter.
+			kids, parent, err = m.childrenW()
+		} else {
+			kids, _, err = m.conn.Children(m.dir)
+		}
 		if err != nil {
-			continue // connection trouble: list again
+			if errors.Is(err, zk.ErrConnectionClosed) {
+				continue // connection trouble: list again
+			}
+			return m.giveUp(node, err)
 		}
 		kids = m.sorted(kids)
 		me := -1
@@ -123,16 +136,8 @@ func (m *mutant) Lock(ctx context.Context) error {
 			m.followOwn()
 			return nil
 		}
-		var ch <-chan zk.Event
-		if m.has(watchParent) {
-			cw, isWide := m.conn.(interface {
-				ChildrenW(string) ([]string, *zk.Stat, <-chan zk.Event, error)
-			})
-			if !isWide {
-				return fmt.Errorf("mutant: %T has no ChildrenW", m.conn)
-			}
-			_, _, ch, err = cw.ChildrenW(m.dir)
-		} else {
+		ch := parent
+		if !m.has(watchParent) {
 			var ok bool
 			ok, _, ch, err = m.conn.ExistsW(m.dir + "/" + kids[me-1])
 			if err == nil && !ok && !m.has(ignoreGone) {
@@ -150,6 +155,18 @@ func (m *mutant) Lock(ctx context.Context) error {
 	}
 }
 
+// childrenW lists the lock's children and watches the parent.
+func (m *mutant) childrenW() ([]string, <-chan zk.Event, error) {
+	cw, ok := m.conn.(interface {
+		ChildrenW(string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	})
+	if !ok {
+		return nil, nil, fmt.Errorf("mutant: %T has no ChildrenW", m.conn)
+	}
+	kids, _, ch, err := cw.ChildrenW(m.dir)
+	return kids, ch, err
+}
+
 func (m *mutant) create(ctx context.Context) (string, error) {
 	var id [8]byte
 	if _, err := io.ReadFull(m.rand, id[:]); err != nil {
@@ -159,7 +176,10 @@ func (m *mutant) create(ctx context.Context) (string, error) {
 	if m.has(plainCreate) {
 		prefix = "lock-"
 	}
-	for ctx.Err() == nil {
+	for i := 0; i < 100; i++ {
+		if ctx.Err() != nil {
+			return "", ctx.Err() // nothing created yet, or the lookup below found nothing
+		}
 		node, err := m.conn.Create(m.dir+"/"+prefix, nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
 		if err == nil {
 			return node, nil
@@ -170,9 +190,16 @@ func (m *mutant) create(ctx context.Context) (string, error) {
 		if m.has(plainCreate) {
 			continue // the bug: the first create may have happened
 		}
-		kids, _, err := m.conn.Children(m.dir)
+		// Did the lost create happen? Look for our id before creating again, cancelled or not: a node
+		// found is returned, and Lock deletes it if the context is done.
+		var kids []string
+		for j := 0; j < 100; j++ {
+			if kids, _, err = m.conn.Children(m.dir); !errors.Is(err, zk.ErrConnectionClosed) {
+				break
+			}
+		}
 		if err != nil {
-			continue
+			return "", fmt.Errorf("mutant: looking for a lost create: %w", err)
 		}
 		for _, k := range kids {
 			if strings.HasPrefix(k, prefix) {
@@ -180,7 +207,7 @@ func (m *mutant) create(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	return "", ctx.Err()
+	return "", errors.New("mutant: create kept failing")
 }
 
 func (m *mutant) giveUp(node string, cause error) error {
@@ -230,10 +257,10 @@ func (m *mutant) followOwn() {
 	}
 	lost, node := m.lost, m.node
 	go func() {
-		for {
+		for failures := 0; ; {
 			ok, _, ch, err := m.conn.ExistsW(node)
 			if err != nil {
-				if errors.Is(err, zk.ErrConnectionClosed) {
+				if failures++; failures < 100 && errors.Is(err, zk.ErrConnectionClosed) {
 					continue
 				}
 				close(lost)
@@ -275,9 +302,13 @@ func (m *mutant) Token() int64 {
 // Unlock deletes the own node.
 func (m *mutant) Unlock(ctx context.Context) error {
 	node := m.node
+	if node == "" {
+		return errors.New("mutant: not locked")
+	}
 	m.node = ""
-	for ctx.Err() == nil {
-		err := m.conn.Delete(node, -1)
+	var err error
+	for i := 0; i < 10 && ctx.Err() == nil; i++ {
+		err = m.conn.Delete(node, -1)
 		if err == nil || errors.Is(err, zk.ErrNoNode) {
 			return nil
 		}
@@ -285,5 +316,5 @@ func (m *mutant) Unlock(ctx context.Context) error {
 			return err
 		}
 	}
-	return ctx.Err()
+	return fmt.Errorf("mutant: unlock: %w", err)
 }

@@ -146,14 +146,21 @@ func lockHistory(h []*event) []lockOp {
 	}
 	holds := map[int]*open{}
 	calls := map[int]int64{}
+	expired := map[int64]bool{}
 	for _, e := range h {
 		switch e.kind {
 		case "lock":
 			calls[e.client] = e.ts
 		case "lock-ok":
+			if expired[e.session] {
+				// The session ended while the successful reply was on its way: the hold was never valid, and
+				// the holder cannot know yet. Fencing is what protects the register from it.
+				continue
+			}
 			holds[e.client] = &open{call: calls[e.client], ok: e.ts, session: e.session}
 			ops = append(ops, lockOp{client: e.client, acquire: true, call: calls[e.client], ret: e.ts})
 		case "model:expire":
+			expired[e.session] = true
 			for c, o := range holds {
 				if o.session == e.session && !o.ended {
 					o.ended = true
@@ -233,7 +240,8 @@ func herd(h []*event) string {
 		switch {
 		case e.kind == "lock":
 			inLock[e.client], watched[e.client] = true, map[string]bool{}
-		case e.kind == "lock-ok" || e.kind == "lock-err":
+		case e.kind == "lock-ok" || e.kind == "lock-err" || e.kind == "cancelled":
+			// A cancelled client no longer waits; go-zookeeper cannot remove the watches it left behind.
 			inLock[e.client] = false
 		case e.kind == "model:apply":
 			lastActor = e.client

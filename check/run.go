@@ -21,6 +21,10 @@ const lockDir = "/lock"
 // sessionTimeout is what every client asks for; with the model's default tick (2s) it is granted as is.
 const sessionTimeout = 10 * time.Second
 
+// idleLimit is how long, in the bubble's time, the scheduler lets the clients' own timers run when nothing
+// else can happen, before it concludes that nothing will.
+const idleLimit = time.Hour
+
 // drainLimit bounds the fair drain after the faults stop; a run that has not quiesced by then is a livelock.
 const drainLimit = 20000
 
@@ -156,6 +160,7 @@ type run struct {
 	cfg     Config
 	srv     *model.Server
 	clients []*client
+	byID    map[int]*client // by model ClientID (client 1 is the set-up client)
 	reg     register
 
 	mu      sync.Mutex // guards what client goroutines touch: events, client fields, step, phase
@@ -166,15 +171,24 @@ type run struct {
 
 	decisions []string
 	wg        sync.WaitGroup
+	activity  chan struct{} // poked whenever a client does something the scheduler may need to answer
+}
+
+// poke tells a scheduler waiting for the bubble's timers that something happened.
+func (r *run) poke() {
+	select {
+	case r.activity <- struct{}{}:
+	default:
+	}
 }
 
 func (r *run) log(c int, kind, text string, fill func(*event)) *event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seq := 0
-	if c > 0 {
-		r.clients[c-1].seq++
-		seq = r.clients[c-1].seq
+	if cl := r.byID[c]; cl != nil {
+		cl.seq++
+		seq = cl.seq
 	}
 	e := &event{step: r.step, phase: r.phase, client: c, seq: seq, kind: kind, text: text}
 	if fill != nil {
@@ -199,7 +213,7 @@ func (o *outcome) failed() bool { return o.property != "" }
 
 // execute performs one run inside the current synctest bubble.
 func execute(f Factory, cfg Config, d decider) *outcome {
-	r := &run{cfg: cfg}
+	r := &run{cfg: cfg, byID: map[int]*client{}, activity: make(chan struct{}, 1)}
 	r.srv = model.NewServer(model.WithManualTransport(), model.WithObserver(func(rec model.Record) {
 		// Called under the model's lock, from the scheduler or from a client goroutine.
 		e := &event{client: rec.Client, kind: "model:" + rec.Kind, text: rec.Detail, session: rec.Session}
@@ -208,12 +222,13 @@ func execute(f Factory, cfg Config, d decider) *outcome {
 		}
 		r.mu.Lock()
 		e.step, e.phase = r.step, r.phase
-		if e.client > 0 && e.client <= len(r.clients) {
-			r.clients[e.client-1].seq++
-			e.seq = r.clients[e.client-1].seq
+		if cl := r.byID[e.client]; cl != nil {
+			cl.seq++
+			e.seq = cl.seq
 		}
 		r.events = append(r.events, e)
 		r.mu.Unlock()
+		r.poke()
 	}))
 	out := &outcome{}
 	if err := r.setup(f); err != nil {
@@ -224,6 +239,14 @@ func execute(f Factory, cfg Config, d decider) *outcome {
 		r.wg.Add(1)
 		go r.workload(r.clients[i])
 	}
+	// rapid aborts a run by panicking out of a draw (when shrinking runs out of data, say): end the clients
+	// first, or their goroutines would outlive the bubble.
+	defer func() {
+		if p := recover(); p != nil {
+			r.shutdown()
+			panic(p)
+		}
+	}()
 	err := r.schedule(d)
 	stuck := r.stuckClients()
 	out.dump = r.srv.Dump()
@@ -279,7 +302,10 @@ func (r *run) setup(f Factory) error {
 			return err
 		}
 		c := &client{id: conn.ClientID(), conn: conn, reqs: make(chan regRequest, 1)}
+		r.mu.Lock()
 		r.clients = append(r.clients, c)
+		r.byID[c.id] = c
+		r.mu.Unlock()
 	}
 	for _, c := range r.clients {
 		c.lock = f(c.conn, lockDir)
@@ -294,6 +320,7 @@ func (r *run) workload(c *client) {
 		r.mu.Lock()
 		c.done = true
 		r.mu.Unlock()
+		r.poke()
 	}()
 	for round := 1; round <= r.cfg.Rounds; round++ {
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -370,6 +397,7 @@ func (r *run) critical(c *client, token int64) {
 func (r *run) register(c *client, req regRequest) regReply {
 	req.reply = make(chan regReply, 1)
 	c.reqs <- req
+	r.poke()
 	return <-req.reply
 }
 
@@ -420,17 +448,28 @@ func take(label string, cs []choice) bool {
 func (r *run) takeChoice(c choice) { c.do() }
 
 // choices waits until every client is blocked, then lists what can happen next. When nothing can, it lets
-// the bubble's clock run (a lock's own timers, such as a cleanup timeout) and looks again.
+// the bubble's clock run to the clients' next timer (a lock's retry pause, say) and looks again as soon as a
+// client does something; if nothing happens for a long while, nothing will.
 func (r *run) choices(allowFaults bool) (progress, faults []choice) {
-	for attempt := 0; attempt < 3; attempt++ {
+	for {
 		synctest.Wait()
 		progress, faults = r.list(allowFaults)
 		if len(progress) > 0 || r.allDone() {
 			return progress, faults
 		}
-		time.Sleep(time.Hour) // only bubble timers are pending: let them fire
+		select {
+		case <-r.activity:
+			continue
+		default:
+		}
+		idle := time.NewTimer(idleLimit)
+		select {
+		case <-r.activity:
+			idle.Stop()
+		case <-idle.C:
+			return r.list(allowFaults)
+		}
 	}
-	return progress, faults
 }
 
 func (r *run) allDone() bool {
@@ -492,8 +531,11 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		r.mu.Lock()
 		for _, c := range r.clients {
 			if c.inLock && c.cancel != nil {
-				cancel := c.cancel
-				faults = append(faults, r.choice(fmt.Sprintf("cancel c%d", c.id), func() { cancel(context.Canceled) }))
+				cancel, id := c.cancel, c.id
+				faults = append(faults, r.choice(fmt.Sprintf("cancel c%d", c.id), func() {
+					r.log(id, "cancelled", "Lock's context cancelled", nil)
+					cancel(context.Canceled)
+				}))
 			}
 		}
 		r.mu.Unlock()
@@ -530,15 +572,20 @@ func (r *run) advance(d time.Duration) {
 	r.srv.Advance(d)
 	r.mu.Lock()
 	r.elapsed += d.Milliseconds()
-	var cancels []context.CancelCauseFunc
+	type due struct {
+		id     int
+		cancel context.CancelCauseFunc
+	}
+	var expired []due
 	for _, c := range r.clients {
 		if c.inLock && c.deadline > 0 && r.elapsed >= c.deadline && c.cancel != nil {
-			cancels = append(cancels, c.cancel)
+			expired = append(expired, due{c.id, c.cancel})
 		}
 	}
 	r.mu.Unlock()
-	for _, cancel := range cancels {
-		cancel(context.DeadlineExceeded)
+	for _, d := range expired {
+		r.log(d.id, "cancelled", "Lock's deadline passed", nil)
+		d.cancel(context.DeadlineExceeded)
 	}
 }
 
@@ -586,7 +633,7 @@ func (r *run) shutdown() {
 			if r.allDone() {
 				break
 			}
-			time.Sleep(time.Hour)
+			time.Sleep(idleLimit)
 			continue
 		}
 		_ = r.srv.Do(p[0])
