@@ -17,3 +17,14 @@ func TestVariantQuick(t *testing.T) {
 	rep := Run(t, v.Factory, cfg)
 	t.Logf("%s: runs=%d failed=%v prop=%s first=%s elapsed=%s decisions=%d trace=%s", name, rep.Runs, rep.Failed, rep.Property, rep.FirstFail, rep.Elapsed, rep.Decisions, rep.Trace)
 }
+
+func TestHistoryCatchesOverlap(t *testing.T) {
+	h := NewHistory()
+	h.LockCalled(1)
+	h.LockReturned(1, 10, 100, nil)
+	h.LockCalled(2)
+	h.LockReturned(2, 11, 101, nil)
+	if p, _ := h.Check(); p != "safety" {
+		t.Fatalf("overlapping holds: got %q, want safety", p)
+	}
+}
