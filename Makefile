@@ -22,6 +22,15 @@ vet: ## gofmt and go vet
 test: zookeeper vet ## run every test, the real-ensemble ones included
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
+check: ## the main job, on the fake: check the recipe and every mutant, print the table (N=10000 interleavings)
+	$(GO) test -count=1 -timeout 60m -v -run '^TestCheckAll$$' ./check -check.n=$(or $(N),10000) -check.traces=$(CURDIR)/traces -check.shrink=20s \
+		| grep -v -E '^(=== RUN|=== NAME|\s+--- PASS|PASS$$)'; exit $${PIPESTATUS[0]}
+
+replay: ## replay a trace exactly and print it: make replay TRACE=traces/…
+	@test -n "$(TRACE)" || { echo "usage: make replay TRACE=traces/<file>.trace"; exit 2; }
+	@$(GO) test -count=1 -run '^TestReplay$$' ./check -check.trace=$(abspath $(TRACE)) -v \
+		| grep -v -E '^(=== RUN|--- PASS|PASS$$|ok )'; exit $${PIPESTATUS[0]}
+
 ensemble: zookeeper ## run a local 3-server ZooKeeper ensemble in the foreground, print ZK_SERVERS (Ctrl-C stops it)
 	$(GO) run ./realzk/cmd/ensemble
 

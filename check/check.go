@@ -99,6 +99,7 @@ type Config struct {
 	Seed     uint64        // rapid's seed (default 0: rapid picks one, or -rapid.seed)
 	TraceDir string        // where failure traces go (default "traces" beside the module's go.mod)
 	Progress io.Writer     // if set, a progress line every second while exploring
+	Shrink   time.Duration // how long rapid may spend shrinking a failure (default 20s; -rapid.shrinktime overrides)
 }
 
 func (c Config) withDefaults() Config {
@@ -122,6 +123,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Checks <= 0 {
 		c.Checks = 100
+	}
+	if c.Shrink <= 0 {
+		c.Shrink = 20 * time.Second
 	}
 	if c.TraceDir == "" {
 		c.TraceDir = defaultTraceDir()
@@ -154,7 +158,7 @@ type Report struct {
 	Trace       string        // the shrunk failing trace's path, if any
 	FirstFail   time.Duration // wall time from the start to the first failing run
 	Elapsed     time.Duration // wall time of the whole exploration (shrinking included)
-	Decisions   int           // scheduler decisions in the shrunk failing run
+	Decisions   int           // scheduler decisions in the shrunk failing run, before its fair drain
 	failingText string
 }
 
@@ -207,14 +211,17 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 				mu.Lock()
 				rep.Runs++
 				if out.failed() && !rep.Failed {
-					rep.Failed = true
+					rep.Failed, rep.Property = true, out.property
 					firstFail <- struct{}{}
 				}
-				if out.failed() {
+				// While shrinking, only a run that breaks the same property counts, so that the shrunk
+				// trace shows the violation first found.
+				failed := out.failed() && out.property == rep.Property
+				if failed {
 					last = out
 				}
 				mu.Unlock()
-				if out.failed() {
+				if failed {
 					rt.Fatalf("%s violated: %s", out.property, out.verdict)
 				}
 			})
@@ -228,7 +235,7 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 		close(firstFail)
 	}
 	if last != nil {
-		rep.Property, rep.Verdict, rep.Decisions = last.property, last.verdict, len(last.decisions)
+		rep.Property, rep.Verdict, rep.Decisions = last.property, last.verdict, last.explored
 		rep.failingText = last.render(cfg)
 		path, err := writeTrace(cfg, last)
 		if err != nil {

@@ -38,6 +38,6 @@ func checkWith(t *testing.T, cfg Config, prop func(*rapid.T)) {
 		defer set("rapid.seed", strconv.FormatUint(cfg.Seed, 10))()
 	}
 	defer set("rapid.nofailfile", "true")()
-	defer set("rapid.shrinktime", "20s")()
+	defer set("rapid.shrinktime", cfg.Shrink.String())()
 	rapid.Check(t, prop)
 }

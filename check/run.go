@@ -38,6 +38,8 @@ type choice struct {
 type decider interface {
 	// pick returns the label of the choice to take; "" ends the exploration phase.
 	pick(progress, faults []choice) (string, error)
+	// steps returns how many decisions the exploration phase may take, at most max.
+	steps(max int) int
 }
 
 // rapidDecider draws decisions from rapid, so that rapid explores and shrinks them. Shrinking moves draws
@@ -46,6 +48,9 @@ type rapidDecider struct {
 	t   *rapid.T
 	cfg Config
 }
+
+// steps is drawn too, so that shrinking also shortens the exploration (the fair drain does the rest).
+func (d rapidDecider) steps(max int) int { return rapid.IntRange(1, max).Draw(d.t, "steps") }
 
 func (d rapidDecider) pick(progress, faults []choice) (string, error) {
 	if len(faults) > 0 && (len(progress) == 0 || rapid.IntRange(0, 99).Draw(d.t, "fault?") >= 90) {
@@ -62,6 +67,8 @@ type replayDecider struct {
 	decisions []string
 	next      int
 }
+
+func (d *replayDecider) steps(max int) int { return len(d.decisions) }
 
 func (d *replayDecider) pick(progress, faults []choice) (string, error) {
 	if d.next >= len(d.decisions) {
@@ -170,6 +177,7 @@ type run struct {
 	elapsed int64 // virtual ms since start
 
 	decisions []string
+	explored  int // decisions taken before the drain
 	wg        sync.WaitGroup
 	activity  chan struct{} // poked whenever a client does something the scheduler may need to answer
 }
@@ -201,6 +209,7 @@ func (r *run) log(c int, kind, text string, fill func(*event)) *event {
 // outcome is a finished run: its decisions, history and verdict.
 type outcome struct {
 	decisions []string
+	explored  int // decisions before the drain
 	history   []*event
 	property  string // "" when every property held
 	verdict   string
@@ -235,6 +244,9 @@ func execute(f Factory, cfg Config, d decider) *outcome {
 		out.property, out.verdict = "setup", err.Error()
 		return out
 	}
+	r.mu.Lock()
+	r.phase = 1 // what the clients do before the first step is their reaction to the start
+	r.mu.Unlock()
 	for i := range r.clients {
 		r.wg.Add(1)
 		go r.workload(r.clients[i])
@@ -252,7 +264,7 @@ func execute(f Factory, cfg Config, d decider) *outcome {
 	out.dump = r.srv.Dump()
 	leftovers := lockNodes(out.dump)
 	r.shutdown()
-	out.decisions = r.decisions
+	out.decisions, out.explored = r.decisions, r.explored
 	out.history = r.orderedHistory()
 	switch {
 	case err != nil:
@@ -404,7 +416,8 @@ func (r *run) register(c *client, req regRequest) regReply {
 // schedule runs the exploration phase with the decider, then drains fairly without faults.
 func (r *run) schedule(d decider) error {
 	faults := 0
-	for n := 0; n < r.cfg.Steps; n++ {
+	steps := d.steps(r.cfg.Steps)
+	for n := 0; n < steps; n++ {
 		progress, faultChoices := r.choices(faults < r.cfg.MaxFault)
 		if len(progress) == 0 && len(faultChoices) == 0 {
 			break
@@ -423,6 +436,7 @@ func (r *run) schedule(d decider) error {
 			faults++
 		}
 	}
+	r.explored = len(r.decisions)
 	r.decisions = append(r.decisions, "# drain")
 	for n := 0; n < drainLimit; n++ {
 		progress, _ := r.choices(false)
