@@ -418,10 +418,10 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 	case zk.FlagContainer:
 		container = true
 	default:
-		return "", fmt.Errorf("model: create flags %d are not a create mode the server knows (TTL nodes are not modelled): %w", flags, zk.ErrBadArguments)
+		return "", zk.ErrBadArguments // not a create mode the server knows (TTL nodes are not modelled)
 	}
 	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
-		return "", fmt.Errorf("model: create path %q must be absolute and free of NUL: %w", path, zk.ErrBadArguments)
+		return "", zk.ErrBadArguments // the server wants an absolute path free of NUL before anything else
 	}
 	if len(acl) == 0 {
 		return "", zk.ErrInvalidACL
@@ -438,7 +438,7 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 		path = withSequence(path, p.stat.Cversion)
 	}
 	if err := validatePath(path, false); err != nil {
-		return "", fmt.Errorf("%w: %w", zk.ErrBadArguments, err)
+		return "", zk.ErrBadArguments
 	}
 	if _, ok := c.nodes[path]; ok {
 		return "", zk.ErrNodeExists
@@ -474,7 +474,7 @@ func (c *core) createdEvents(path string, notes []notification) []notification {
 
 func (c *core) checkDelete(path string, version int32) error {
 	if specialPaths[path] {
-		return fmt.Errorf("model: %s is one of the server's own nodes and cannot be deleted: %w", path, zk.ErrBadArguments)
+		return zk.ErrBadArguments // one of the server's own nodes
 	}
 	n, ok := c.nodes[path]
 	if !ok {
@@ -580,7 +580,7 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 				}
 			}
 		default:
-			err = fmt.Errorf("model: multi op %T is not one of *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest: %w", op, zk.ErrBadArguments)
+			err = zk.ErrBadArguments // Conn.Multi refuses other op types before sending
 		}
 		if err != nil {
 			failed = i
@@ -633,7 +633,7 @@ var errRuntimeInconsistency = fmt.Errorf("unknown error: %v", zk.ErrCode(-2))
 
 func (c *core) checkPath(path string) error {
 	if err := validatePath(path, false); err != nil {
-		return fmt.Errorf("%w: %w", zk.ErrBadArguments, err)
+		return zk.ErrBadArguments
 	}
 	return nil
 }

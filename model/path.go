@@ -10,32 +10,37 @@ import (
 
 // validatePath applies ZooKeeper's path rules (the same ones go-zookeeper checks before sending, and the server
 // checks again): absolute, no empty segment, no "." or ".." segment, no trailing slash (except that a
-// sequential create may end in "/"), and none of the characters ZooKeeper reserves. The error wraps
-// zk.ErrInvalidPath and says which rule the path breaks.
+// sequential create may end in "/"), and none of the characters ZooKeeper reserves. Like go-zookeeper it
+// returns the bare zk.ErrInvalidPath, which callers compare with ==; pathProblem says what is wrong.
 func validatePath(path string, sequential bool) error {
-	bad := func(why string) error {
-		return fmt.Errorf("model: path %q %s: %w", path, why, zk.ErrInvalidPath)
+	if pathProblem(path, sequential) != "" {
+		return zk.ErrInvalidPath
 	}
+	return nil
+}
+
+// pathProblem returns which rule the path breaks, or "".
+func pathProblem(path string, sequential bool) string {
 	if path == "" {
-		return bad("is empty; paths are absolute, like /app/lock")
+		return "is empty; paths are absolute, like /app/lock"
 	}
 	if path[0] != '/' {
-		return bad("does not start with /")
+		return "does not start with /"
 	}
 	if len(path) == 1 {
-		return nil
+		return ""
 	}
 	if !sequential && path[len(path)-1] == '/' {
-		return bad("ends with /")
+		return "ends with /"
 	}
 	for i, w := 1, 0; i < len(path); i += w {
 		r, width := utf8.DecodeRuneInString(path[i:])
 		w = width
 		switch {
 		case r == 0:
-			return bad("contains a NUL character")
+			return "contains a NUL character"
 		case r == '/' && path[i-1] == '/':
-			return bad("has an empty segment (//)")
+			return "has an empty segment (//)"
 		case r == '.':
 			start := strings.LastIndexByte(path[:i], '/') + 1
 			end := strings.IndexByte(path[i:], '/')
@@ -45,13 +50,13 @@ func validatePath(path string, sequential bool) error {
 				end += i
 			}
 			if seg := path[start:end]; seg == "." || seg == ".." {
-				return bad("has a relative segment (" + seg + ")")
+				return "has a relative segment (" + seg + ")"
 			}
 		case r <= 0x1f, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
-			return bad(fmt.Sprintf("contains the reserved character %U", r))
+			return fmt.Sprintf("contains the reserved character %U", r)
 		}
 	}
-	return nil
+	return ""
 }
 
 // parentOf returns the parent of a valid, non-root path ("/" for top-level nodes).

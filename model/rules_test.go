@@ -74,7 +74,7 @@ func TestEphemerals(t *testing.T) {
 					t.Fatalf("%s pzxid=%d cversion=%d, want %d and %d", p, st.Pzxid, st.Cversion, before+1, cv+2)
 				}
 			}
-			// One NodeDeleted per ephemeral and one NodeChildrenChanged per parent; the channel holds 6, which is all.
+			// One NodeDeleted per ephemeral and one NodeChildrenChanged per parent: 6 in all.
 			if got := drain(otherEvents); len(got) != 6 {
 				t.Fatalf("session channel got %d events %+v, want 6", len(got), got)
 			}

@@ -110,10 +110,16 @@ func (s *Server) negotiate(d time.Duration) time.Duration {
 	return min(max(d, lo), hi)
 }
 
+// eventBuffer is the capacity of a client's session event channel. go-zookeeper's holds 6, but its
+// reconnections are spread over network round trips, so a reader that drains it keeps up; the model emits
+// a whole reconnection (and, with the default transport, an expiry and the new session) in one step, which a
+// reader cannot interleave with. 64 holds the longest such burst of a client with dozens of watches.
+const eventBuffer = 64
+
 // Connect opens a client with a new session. The session exists when Connect returns, with either transport;
 // the event channel has received StateConnecting, StateConnected and StateHasSession, as go-zookeeper sends
-// them. Like go-zookeeper's, the channel holds 6 events and drops what does not fit; it also carries every
-// watch event, and is closed when the client is closed.
+// them. Like go-zookeeper's, the channel also carries every watch event, drops what does not fit (it holds
+// eventBuffer events), and is closed when the client is closed.
 func (s *Server) Connect(sessionTimeout time.Duration) (*Conn, <-chan zk.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -121,7 +127,7 @@ func (s *Server) Connect(sessionTimeout time.Duration) (*Conn, <-chan zk.Event, 
 		srv:      s,
 		id:       len(s.clients) + 1,
 		timeout:  sessionTimeout,
-		events:   make(chan zk.Event, 6),
+		events:   make(chan zk.Event, eventBuffer),
 		watchers: map[watchKey][]chan zk.Event{},
 		state:    zk.StateDisconnected,
 	}
@@ -243,8 +249,8 @@ func (s *Server) Dump() string {
 // It is not a ZooKeeper operation: it lets tests reach the int32 wrap-around of sequence numbers, which a real
 // server reaches only after 2^31 changes to the children.
 func (s *Server) SetSequence(path string, next int32) error {
-	if err := validatePath(path, false); err != nil {
-		return fmt.Errorf("model: SetSequence: %w", err)
+	if why := pathProblem(path, false); why != "" {
+		return fmt.Errorf("model: SetSequence: path %q %s: %w", path, why, zk.ErrInvalidPath)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -547,7 +553,15 @@ func (s *Server) sever(c *Conn) {
 func (s *Server) reconnect(c *Conn) {
 	c.setState(zk.StateConnecting)
 	c.setState(zk.StateConnected)
-	if sess, ok := s.core.sessions[c.session]; ok {
+	sess, alive := s.core.sessions[c.session]
+	switch {
+	case c.session == 0: // the previous connection learnt of an expiry: go-zookeeper opens a new session
+		c.session = s.core.createSession(s.negotiate(c.timeout))
+		c.lastZxid = 0
+		c.connected = true
+		c.setState(zk.StateHasSession)
+		s.record(c, "reconnect", "new session %#x", c.session)
+	case alive:
 		sess.lastHeard = s.core.now
 		c.connected = true
 		c.setState(zk.StateHasSession)
@@ -557,18 +571,17 @@ func (s *Server) reconnect(c *Conn) {
 		for _, n := range notes {
 			c.outbox = append(c.outbox, outItem{event: n.event})
 		}
-	} else {
+	default:
+		// The server says the session is gone. go-zookeeper reports it, ends every watch and drops the
+		// connection; its next connection (another Reconnect step) opens a new session, and only then are the
+		// requests queued meanwhile sent.
 		old := c.session
 		c.setState(zk.StateExpired)
 		c.invalidateWatches(zk.ErrSessionExpired)
 		c.setState(zk.StateDisconnected)
-		c.setState(zk.StateConnecting)
-		c.setState(zk.StateConnected)
-		c.session = s.core.createSession(s.negotiate(c.timeout))
-		c.lastZxid = 0
-		c.connected = true
-		c.setState(zk.StateHasSession)
-		s.record(c, "reconnect", "session %#x had expired; new session %#x", old, c.session)
+		c.session = 0
+		s.record(c, "reconnect", "session %#x had expired", old)
+		return
 	}
 	c.sent = append(c.sent, c.queued...)
 	c.queued = nil
