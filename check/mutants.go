@@ -37,6 +37,7 @@ func Variants() []Variant {
 	}
 	return []Variant{
 		{Name: "recipe", Factory: Recipe, Config: Config{Name: "recipe", Faults: AllFaults}},
+		withClients(5, Variant{Name: "recipe-5-clients", Factory: Recipe, Config: Config{Name: "recipe-5-clients", Faults: AllFaults}}),
 		v("mutant-control", "", "", 0, AllFaults),
 		v("mutant-a-watch-parent", "watches the lock's parent (every child change) instead of its predecessor", "no-herd", watchParent, AllFaults),
 		v("mutant-b-ignore-gone", "ignores \"predecessor already gone\" from exists-with-watch and waits anyway", "liveness", ignoreGone, AllFaults),
