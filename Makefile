@@ -34,5 +34,8 @@ replay: ## replay a trace exactly and print it: make replay TRACE=traces/…
 ensemble: zookeeper ## run a local 3-server ZooKeeper ensemble in the foreground, print ZK_SERVERS (Ctrl-C stops it)
 	$(GO) run ./realzk/cmd/ensemble
 
+real: zookeeper ## run the lock's validation scenarios on a real 3-server ensemble with faults, printing their figures
+	$(GO) test -count=1 -timeout 10m -v -run 'Validate' ./realzk
+
 fidelity: zookeeper ## compare the model with a real ensemble on N random operation sequences (N=500 by default)
 	$(GO) test -count=1 -timeout 60m -v -run 'TestDifferential$$' ./differential -rapid.checks=$(or $(N),500) -rapid.nofailfile

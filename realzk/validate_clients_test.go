@@ -85,6 +85,15 @@ func (s *proxiedSession) sever() int {
 	return n
 }
 
+// clientBytes is how many bytes the client has sent the servers so far.
+func (s *proxiedSession) clientBytes() int64 {
+	var n int64
+	for _, p := range s.proxies {
+		n += p.Stats().ClientBytes
+	}
+	return n
+}
+
 // serverBytes is how many bytes the servers have sent the client so far.
 func (s *proxiedSession) serverBytes() int64 {
 	var n int64
