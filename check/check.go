@@ -159,7 +159,17 @@ type Report struct {
 	FirstFail   time.Duration // wall time from the start to the first failing run
 	Elapsed     time.Duration // wall time of the whole exploration (shrinking included)
 	Decisions   int           // scheduler decisions in the shrunk failing run, before its fair drain
+	Injected    map[string]int // faults injected over all runs, by kind ("lose-request", "expire", …)
 	failingText string
+}
+
+func isFault(kind string) bool {
+	for _, n := range faultNames {
+		if n.name == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // RandFor returns a deterministic random stream for a model connection's client (by its ClientID), for
@@ -210,6 +220,14 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 				out := execute(f, cfg, rapidDecider{t: rt, cfg: cfg})
 				mu.Lock()
 				rep.Runs++
+				if rep.Injected == nil {
+					rep.Injected = map[string]int{}
+				}
+				for _, d := range out.decisions[:out.explored] {
+					if kind, _, _ := strings.Cut(d, " "); isFault(kind) {
+						rep.Injected[kind]++
+					}
+				}
 				if out.failed() && !rep.Failed {
 					rep.Failed, rep.Property = true, out.property
 					firstFail <- struct{}{}

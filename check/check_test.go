@@ -94,6 +94,13 @@ func TestCheckAll(t *testing.T) {
 		}
 		rate := float64(rep.Runs) / rep.Elapsed.Seconds()
 		fmt.Printf("%-26s %-8s %-16s %13d %9.0f %14s %9d  %s\n", v.Name, verdict, prop, rep.Runs, rate, first, rep.Decisions, trace)
+		if v.Expect == "" {
+			var kinds []string
+			for _, f := range faultNames {
+				kinds = append(kinds, fmt.Sprintf("%s %d", f.name, rep.Injected[f.name]))
+			}
+			fmt.Printf("%26s faults injected: %s\n", "", strings.Join(kinds, ", "))
+		}
 		switch {
 		case v.Expect == "" && rep.Failed:
 			t.Errorf("%s: %s violated: %s (trace %s)", v.Name, rep.Property, rep.Verdict, rep.Trace)

@@ -97,6 +97,7 @@ type event struct {
 	kind   string
 	text   string
 	ts     int64 // assigned after the run, in history order
+	at     int64 // for decisions: the virtual time, in milliseconds since the start
 
 	// for the properties
 	session int64
@@ -573,7 +574,10 @@ func (r *run) choice(label string, do func()) choice {
 		r.phase = 0
 		r.mu.Unlock()
 		r.decisions = append(r.decisions, label)
-		r.log(0, "decision", label, nil)
+		r.mu.Lock()
+		at := r.elapsed
+		r.mu.Unlock()
+		r.log(0, "decision", label, func(e *event) { e.at = at })
 		do()
 		r.mu.Lock()
 		r.phase = 1

@@ -28,7 +28,7 @@ import (
 //	  # drain
 //
 //	history:
-//	  step 1 ─ apply c1
+//	  step 1 ─ apply c1   (t=0s)            (t: the model's virtual clock)
 //	      c1  model:apply   create /lock/… -> …
 //	  ...
 //
@@ -73,7 +73,7 @@ func (o *outcome) historyText() string {
 	var b strings.Builder
 	for _, e := range o.history {
 		if e.kind == "decision" {
-			fmt.Fprintf(&b, "  step %d ─ %s\n", e.step, e.text)
+			fmt.Fprintf(&b, "  step %d ─ %s   (t=%s)\n", e.step, e.text, time.Duration(e.at)*time.Millisecond)
 			continue
 		}
 		who := "  "
