@@ -151,14 +151,14 @@ func defaultTraceDir() string {
 
 // Report says what an exploration found.
 type Report struct {
-	Runs        int           // interleavings explored (including those rapid ran while shrinking)
-	Failed      bool          // a property was violated
-	Property    string        // which one: "safety", "fenced-register", "liveness", "no-herd", "hygiene"
-	Verdict     string        // the violation, in a sentence
-	Trace       string        // the shrunk failing trace's path, if any
-	FirstFail   time.Duration // wall time from the start to the first failing run
-	Elapsed     time.Duration // wall time of the whole exploration (shrinking included)
-	Decisions   int           // scheduler decisions in the shrunk failing run, before its fair drain
+	Runs        int            // interleavings explored (including those rapid ran while shrinking)
+	Failed      bool           // a property was violated
+	Property    string         // which one: "safety", "fenced-register", "liveness", "no-herd", "hygiene"
+	Verdict     string         // the violation, in a sentence
+	Trace       string         // the shrunk failing trace's path, if any
+	FirstFail   time.Duration  // wall time from the start to the first failing run
+	Elapsed     time.Duration  // wall time of the whole exploration (shrinking included)
+	Decisions   int            // scheduler decisions in the shrunk failing run, before its fair drain
 	Injected    map[string]int // faults injected over all runs, by kind ("lose-request", "expire", …)
 	failingText string
 }
