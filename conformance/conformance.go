@@ -146,8 +146,17 @@ const waitTimeout = 5 * time.Second
 // earlier notification on the connection has been delivered.
 const quietPeriod = 30 * time.Millisecond
 
-// deleteTree deletes path and everything below it, tolerating nodes that vanish meanwhile.
+// deleteTree deletes path and everything below it, tolerating nodes that vanish meanwhile. It syncs
+// first: on an ensemble, c's server may not yet have applied the latest creates of other sessions.
 func deleteTree(c Conn, path string) error {
+	if _, err := c.Sync(path); err != nil {
+		return fmt.Errorf("sync %s before deleting it: %w", path, err)
+	}
+	return deleteSubtree(c, path)
+}
+
+// deleteSubtree is deleteTree without the Sync.
+func deleteSubtree(c Conn, path string) error {
 	children, _, err := c.Children(path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
@@ -156,7 +165,7 @@ func deleteTree(c Conn, path string) error {
 		return fmt.Errorf("list children of %s: %w", path, err)
 	}
 	for _, child := range children {
-		if err := deleteTree(c, path+"/"+child); err != nil {
+		if err := deleteSubtree(c, path+"/"+child); err != nil {
 			return err
 		}
 	}
