@@ -136,6 +136,11 @@ func expireSession(ctx context.Context, s *proxiedSession, observer *zk.Conn, be
 	if err != nil {
 		return 0, fmt.Errorf("create an ephemeral marker on the session to expire: %w", err)
 	}
+	// The observer's server may not have applied the marker's create yet, and
+	// would then report it gone at once.
+	if _, err := observer.Sync(marker); err != nil {
+		return 0, fmt.Errorf("sync the observer with the marker %s: %w", marker, err)
+	}
 	session := s.conn.SessionID()
 	if beforeFreeze != nil {
 		beforeFreeze(session)
