@@ -9,24 +9,11 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/conformance"
 )
 
-// Session is what both *zk.Conn and *model.Conn provide.
-type Session interface {
-	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
-	Delete(path string, version int32) error
-	Exists(path string) (bool, *zk.Stat, error)
-	ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error)
-	Get(path string) ([]byte, *zk.Stat, error)
-	GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
-	Set(path string, data []byte, version int32) (*zk.Stat, error)
-	Children(path string) ([]string, *zk.Stat, error)
-	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
-	Multi(ops ...any) ([]zk.MultiResponse, error)
-	Sync(path string) (string, error)
-	SessionID() int64
-	Close()
-}
+// Session is what both *zk.Conn and *model.Conn provide: the client calls the conformance suite exercises.
+type Session = conformance.Conn
 
 // Side is one ZooKeeper implementation under comparison. Run calls Begin, then Connect once per
 // session, then Settle after every step, and End at the end.

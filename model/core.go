@@ -733,16 +733,20 @@ func (c *core) fire(kind int, path string, t zk.EventType, notes []notification)
 func (c *core) setWatches(sid int64, lastZxid int64, data, exist, child []string) []notification {
 	var notes []notification
 	ev := func(t zk.EventType, p string) { notes = append(notes, notification{sid, watchEvent(t, p)}) }
-	for _, p := range data {
-		switch n, ok := c.nodes[p]; {
-		case !ok:
-			ev(zk.EventNodeDeleted, p)
-		case n.stat.Mzxid > lastZxid:
-			ev(zk.EventNodeDataChanged, p)
-		default:
-			c.addWatch(dataWatch, p, sid)
+	// Data and child watches follow one rule, each with its own zxid and event.
+	rewatch := func(paths []string, kind int, changed zk.EventType, zxid func(zk.Stat) int64) {
+		for _, p := range paths {
+			switch n, ok := c.nodes[p]; {
+			case !ok:
+				ev(zk.EventNodeDeleted, p)
+			case zxid(n.stat) > lastZxid:
+				ev(changed, p)
+			default:
+				c.addWatch(kind, p, sid)
+			}
 		}
 	}
+	rewatch(data, dataWatch, zk.EventNodeDataChanged, func(s zk.Stat) int64 { return s.Mzxid })
 	for _, p := range exist {
 		if _, ok := c.nodes[p]; ok {
 			ev(zk.EventNodeCreated, p)
@@ -750,16 +754,7 @@ func (c *core) setWatches(sid int64, lastZxid int64, data, exist, child []string
 			c.addWatch(dataWatch, p, sid)
 		}
 	}
-	for _, p := range child {
-		switch n, ok := c.nodes[p]; {
-		case !ok:
-			ev(zk.EventNodeDeleted, p)
-		case n.stat.Pzxid > lastZxid:
-			ev(zk.EventNodeChildrenChanged, p)
-		default:
-			c.addWatch(childWatch, p, sid)
-		}
-	}
+	rewatch(child, childWatch, zk.EventNodeChildrenChanged, func(s zk.Stat) int64 { return s.Pzxid })
 	return notes
 }
 
