@@ -1,6 +1,6 @@
 // Package recipetest is the behavioural test suite of the recipe lock, written once
-// and run against any ZooKeeper: the in-memory model (recipe's own tests) and real
-// servers (recipe's standalone test, realzk's ensemble). An Env supplies sessions
+// and run against any ZooKeeper: the in-memory model (recipe's own tests) and a real
+// 3-server ensemble (realzk's tests). An Env supplies sessions
 // and the faults the suite injects.
 package recipetest
 
