@@ -76,10 +76,18 @@ func (s *proxiedSession) unfreeze() {
 	}
 }
 
-// sever closes the client's connections (it reconnects at once).
+// sever closes the client's connections (it reconnects at once). It severs
+// only the proxies that carry a connection now: the client redials the next
+// proxy at once, and severing that one too would cut it a second time.
 func (s *proxiedSession) sever() int {
-	n := 0
+	var open []*Proxy
 	for _, p := range s.proxies {
+		if p.Stats().Open > 0 {
+			open = append(open, p)
+		}
+	}
+	n := 0
+	for _, p := range open {
 		n += p.Sever()
 	}
 	return n
