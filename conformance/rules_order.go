@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -12,15 +13,17 @@ import (
 // cannot rely on about the order of children.
 var orderRules = []rule{
 	{"order/a watch event is delivered before the reply to a later request", func(t *testing.T, h *harness) {
-		// On one server the Sync is not needed (see SEMANTICS.md); on an ensemble it makes a's
-		// server catch up with b's write, which is all ZooKeeper promises across servers.
+		// "Later" must mean later on a's server. On one server b's Set returning is enough; on an
+		// ensemble a Sync is not (see SEMANTICS.md): a leader answers it before applying a write
+		// that another server has already acknowledged. So a first reads x until its server
+		// shows b's write.
 		a, b := h.connect(), h.connect()
 		mustCreate(t, b, h.path("x"), nil, zk.FlagPersistent)
 		mustCreate(t, b, h.path("y"), nil, zk.FlagPersistent)
 		for round := 0; round < 5; round++ {
 			ch := setWatch(t, a, getWatch, h.path("x"))
-			mustSet(t, b, h.path("x"), []byte{byte(round)})
-			mustSync(t, a, h.path("x"))
+			set := mustSet(t, b, h.path("x"), []byte{byte(round)})
+			awaitWrite(t, a, h.path("x"), set.Mzxid)
 			if _, _, err := a.Get(h.path("y")); err != nil {
 				t.Fatalf("Get(y): %v", err)
 			}
@@ -64,4 +67,23 @@ var orderRules = []rule{
 			t.Fatalf("children %v (numChildren %d), want the set %v", first, st.NumChildren, created)
 		}
 	}},
+}
+
+// awaitWrite syncs c and reads path until c's server has applied the write of zxid mzxid to it.
+func awaitWrite(t *testing.T, c Conn, path string, mzxid int64) {
+	t.Helper()
+	mustSync(t, c, path)
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		_, st, err := c.Exists(path)
+		if err != nil {
+			t.Fatalf("Exists(%q): %v", path, err)
+		}
+		if st.Mzxid >= mzxid {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still at mzxid %#x after %v, want %#x", path, st.Mzxid, waitTimeout, mzxid)
+		}
+	}
 }
