@@ -1,0 +1,37 @@
+package realzk
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/conformance"
+	"github.com/zkmodel/zkmodel/recipe"
+)
+
+// TestConformance runs the conformance suite on the 3-server ensemble, with
+// the recipe suite's per-session proxies (suiteEnv): every session reaches
+// every server through proxies of its own, so Sever cuts its connections
+// alone and it reconnects at once to the next server (go-zookeeper waits
+// 1 s only when it wraps around its address list), and Expire partitions it
+// until the ensemble has expired its session.
+func TestConformance(t *testing.T) {
+	e := Shared(t)
+	observer, _ := connect(t, e.Addrs(), 10*time.Second)
+	env := &suiteEnv{ensemble: e, observer: observer, sessions: map[recipe.Conn]*proxiedSession{}}
+	conformance.Run(t, conformance.Target{
+		Connect: func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
+			s := newProxiedSession(t, e, sessionTimeout, nil)
+			env.mu.Lock()
+			env.sessions[s.conn] = s
+			env.mu.Unlock()
+			return s.conn, s.events
+		},
+		Expire: func(t *testing.T, conn conformance.Conn) { env.Expire(t, conn) },
+		Sever: func(t *testing.T, conn conformance.Conn) {
+			if env.session(t, conn).sever() == 0 {
+				t.Fatalf("sever %v: no connection open through its proxies", conn)
+			}
+		},
+	})
+}
