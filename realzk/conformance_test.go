@@ -6,25 +6,19 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/conformance"
-	"github.com/zkmodel/zkmodel/recipe"
 )
 
 // TestConformance runs the conformance suite on the 3-server ensemble, with
 // the recipe suite's per-session proxies (suiteEnv): every session reaches
-// every server through proxies of its own, so Sever cuts its connections
+// every server through proxies of its own, so Sever cuts its connection
 // alone and it reconnects at once to the next server (go-zookeeper waits
 // 1 s only when it wraps around its address list), and Expire partitions it
 // until the ensemble has expired its session.
 func TestConformance(t *testing.T) {
-	e := Shared(t)
-	observer, _ := connect(t, e.Addrs(), 10*time.Second)
-	env := &suiteEnv{ensemble: e, observer: observer, sessions: map[recipe.Conn]*proxiedSession{}}
+	env := newSuiteEnv(t)
 	conformance.Run(t, conformance.Target{
 		Connect: func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
-			s := newProxiedSession(t, e, sessionTimeout, nil)
-			env.mu.Lock()
-			env.sessions[s.conn] = s
-			env.mu.Unlock()
+			s := env.connectTimeout(t, sessionTimeout)
 			return s.conn, s.events
 		},
 		Expire: func(t *testing.T, conn conformance.Conn) { env.Expire(t, conn) },

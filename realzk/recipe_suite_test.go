@@ -15,9 +15,7 @@ import (
 // of its own, so the suite can partition it until the ensemble expires it,
 // or disconnect it, while the other sessions carry on.
 func TestRecipeSuite(t *testing.T) {
-	e := Shared(t)
-	observer, _ := connect(t, e.Addrs(), 10*time.Second)
-	recipetest.Run(t, &suiteEnv{ensemble: e, observer: observer, sessions: map[recipe.Conn]*proxiedSession{}})
+	recipetest.Run(t, newSuiteEnv(t))
 }
 
 // suiteSessionTimeout outlasts a disconnection until go-zookeeper notices it
@@ -33,14 +31,31 @@ type suiteEnv struct {
 	sessions map[recipe.Conn]*proxiedSession
 }
 
+// newSuiteEnv returns a suiteEnv on the shared ensemble, with an observer
+// session that is closed when t ends.
+func newSuiteEnv(t testing.TB) *suiteEnv {
+	t.Helper()
+	e := Shared(t)
+	observer, _ := connect(t, e.Addrs(), 10*time.Second)
+	return &suiteEnv{ensemble: e, observer: observer, sessions: map[recipe.Conn]*proxiedSession{}}
+}
+
 // Connect opens a session through its own proxies.
 func (e *suiteEnv) Connect(t testing.TB) (recipe.Conn, <-chan zk.Event) {
 	t.Helper()
-	s := newProxiedSession(t, e.ensemble, suiteSessionTimeout, nil)
+	s := e.connectTimeout(t, suiteSessionTimeout)
+	return s.conn, s.events
+}
+
+// connectTimeout opens a session with the given timeout through its own
+// proxies and registers it.
+func (e *suiteEnv) connectTimeout(t testing.TB, sessionTimeout time.Duration) *proxiedSession {
+	t.Helper()
+	s := newProxiedSession(t, e.ensemble, sessionTimeout, nil)
 	e.mu.Lock()
 	e.sessions[s.conn] = s
 	e.mu.Unlock()
-	return s.conn, s.events
+	return s
 }
 
 func (e *suiteEnv) session(t testing.TB, conn recipe.Conn) *proxiedSession {
