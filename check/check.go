@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	crand "crypto/rand"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -173,14 +174,14 @@ func isFault(kind string) bool {
 }
 
 // RandFor returns a deterministic random stream for a model connection's client (by its ClientID), for
-// Factories whose lock needs randomness (recipe.WithRandom). On any other connection it returns a stream
-// seeded with 0.
+// Factories whose lock needs randomness (recipe.WithRandom). On any other connection (a real *zk.Conn) it
+// returns crypto/rand's reader: ids there must differ between processes, and replay does not apply.
 func RandFor(conn recipe.Conn) io.Reader {
-	var id uint64
-	if c, ok := conn.(*model.Conn); ok {
-		id = uint64(c.ClientID())
+	c, ok := conn.(*model.Conn)
+	if !ok {
+		return crand.Reader
 	}
-	return &randReader{r: rand.New(rand.NewPCG(id, 0x7a6b6d6f64656c))}
+	return &randReader{r: rand.New(rand.NewPCG(uint64(c.ClientID()), 0x7a6b6d6f64656c))}
 }
 
 type randReader struct{ r *rand.Rand }
