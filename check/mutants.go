@@ -18,7 +18,7 @@ import (
 type Variant struct {
 	Name    string
 	Bug     string  // what is wrong with it ("" for the recipe)
-	Expect  string  // the property that must catch it ("" for the recipe: it must pass)
+	Expect  string  // the properties that may catch it, "|"-separated ("" for the recipe: it must pass)
 	Factory Factory // makes it
 	Config  Config  // how to explore it (Name, Faults and the like filled in)
 }
@@ -43,7 +43,7 @@ func Variants() []Variant {
 		v("mutant-b-ignore-gone", "ignores \"predecessor already gone\" from exists-with-watch and waits anyway", "liveness", ignoreGone, AllFaults),
 		v("mutant-c-plain-create", "creates a plain ephemeral-sequential node and retries it after a lost reply", "liveness", plainCreate, FaultLoseReply),
 		withClients(2, v("mutant-d-order-by-name", "orders lock nodes by their full name instead of their sequence number", "safety", orderByName, 0)),
-		v("mutant-e-leave-on-cancel", "leaves its node behind when Lock is cancelled", "liveness", leaveOnCancel, FaultCancel),
+		v("mutant-e-leave-on-cancel", "leaves its node behind when Lock is cancelled", "liveness|hygiene", leaveOnCancel, FaultCancel),
 		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register", ignoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
 	}
 }
