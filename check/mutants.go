@@ -41,7 +41,7 @@ func Variants() []Variant {
 		v("mutant-control", "", "", 0, AllFaults),
 		v("mutant-a-watch-parent", "watches the lock's parent (every child change) instead of its predecessor", "no-herd", watchParent, AllFaults),
 		v("mutant-b-ignore-gone", "ignores \"predecessor already gone\" from exists-with-watch and waits anyway", "liveness", ignoreGone, AllFaults),
-		v("mutant-c-plain-create", "creates a plain ephemeral-sequential node and retries it after a lost reply", "liveness", plainCreate, FaultLoseReply),
+		v("mutant-c-plain-create", "creates a plain ephemeral-sequential node and retries it after a lost reply", "liveness|hygiene", plainCreate, FaultLoseReply),
 		withClients(2, v("mutant-d-order-by-name", "orders lock nodes by their full name instead of their sequence number", "safety", orderByName, 0)),
 		v("mutant-e-leave-on-cancel", "leaves its node behind when Lock is cancelled", "liveness|hygiene", leaveOnCancel, FaultCancel),
 		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register", ignoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
