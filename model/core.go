@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -286,13 +287,8 @@ func (c *core) closeSession(id int64) ([]notification, bool) {
 		return nil, false
 	}
 	c.zxid++
-	paths := make([]string, 0, len(s.ephemeral))
-	for p := range s.ephemeral {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	var notes []notification
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(s.ephemeral)) { // collected before removeNode edits the set
 		notes = c.removeNode(p, notes)
 	}
 	c.dropWatches(id)
@@ -711,7 +707,7 @@ func (c *core) takeWatchers(kind int, path string) []int64 {
 	if c.inMulti {
 		c.taken = append(c.taken, takenWatch{kind, path, set})
 	}
-	ids := make([]int64, 0, len(set))
+	ids := make([]int64, 0, len(set)) // sized up front: this is on every write's path
 	for id := range set {
 		ids = append(ids, id)
 	}
@@ -763,40 +759,20 @@ func (c *core) setWatches(sid int64, lastZxid int64, data, exist, child []string
 // dump renders the whole state, sorted, one line per node, session and watch.
 func (c *core) dump(b *strings.Builder) {
 	fmt.Fprintf(b, "zxid %d\n", c.zxid)
-	paths := make([]string, 0, len(c.nodes))
-	for p := range c.nodes {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(c.nodes)) {
 		n := c.nodes[p]
 		s := n.view()
 		fmt.Fprintf(b, "node %s data=%q czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d\n",
 			p, n.data, s.Czxid, s.Mzxid, s.Pzxid, s.Ctime, s.Mtime, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren)
 	}
-	ids := make([]int64, 0, len(c.sessions))
-	for id := range c.sessions {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(c.sessions)) {
 		s := c.sessions[id]
 		fmt.Fprintf(b, "session %#x timeout=%s heard=%d ephemerals=%d\n", id, s.timeout, s.lastHeard, len(s.ephemeral))
 	}
 	for kind, name := range []string{"data", "child"} {
-		wp := make([]string, 0, len(c.watches[kind]))
-		for p := range c.watches[kind] {
-			wp = append(wp, p)
-		}
-		sort.Strings(wp)
-		for _, p := range wp {
-			ids := make([]int64, 0)
-			for id := range c.watches[kind][p] {
-				ids = append(ids, id)
-			}
-			slices.Sort(ids)
+		for _, p := range slices.Sorted(maps.Keys(c.watches[kind])) {
 			fmt.Fprintf(b, "watch %s %s", name, p)
-			for _, id := range ids {
+			for _, id := range slices.Sorted(maps.Keys(c.watches[kind][p])) {
 				fmt.Fprintf(b, " %#x", id)
 			}
 			b.WriteString("\n")
