@@ -81,6 +81,6 @@
 // (and still deletes whatever is left); a delete whose reply was lost is retried, and a
 // retry that finds the node gone counts as released.
 //
-// Package recipetest holds the behavioural tests, run here on the model and on a real
-// ZooKeeper, and exported so that realzk runs them on an ensemble.
+// Package recipetest holds the behavioural tests, run here on the model and exported so
+// that realzk runs them on a real 3-server ensemble.
 package recipe
