@@ -218,7 +218,7 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 	t.Run("explore", func(t *testing.T) {
 		prop := func(rt *rapid.T) {
 			rapid.SyncTest(rt, func(rt *rapid.T) {
-				out := execute(f, cfg, rapidDecider{t: rt, cfg: cfg})
+				out := execute(f, cfg, rapidDecider{t: rt})
 				mu.Lock()
 				rep.Runs++
 				if rep.Injected == nil {

@@ -44,10 +44,7 @@ type decider interface {
 
 // rapidDecider draws decisions from rapid, so that rapid explores and shrinks them. Shrinking moves draws
 // towards 0: towards "no fault" and towards the first progress choice, which is what makes traces short.
-type rapidDecider struct {
-	t   *rapid.T
-	cfg Config
-}
+type rapidDecider struct{ t *rapid.T }
 
 // steps is drawn too, so that shrinking also shortens the exploration (the fair drain does the rest).
 func (d rapidDecider) steps(max int) int { return rapid.IntRange(1, max).Draw(d.t, "steps") }
@@ -444,8 +441,7 @@ func (r *run) schedule(d decider) error {
 		if len(progress) == 0 {
 			return nil
 		}
-		c := progress[n%len(progress)]
-		r.takeChoice(c)
+		progress[n%len(progress)].do()
 	}
 	return nil
 }
@@ -459,8 +455,6 @@ func take(label string, cs []choice) bool {
 	}
 	return false
 }
-
-func (r *run) takeChoice(c choice) { c.do() }
 
 // choices waits until every client is blocked, then lists what can happen next. When nothing can, it lets
 // the bubble's clock run to the clients' next timer (a lock's retry pause, say) and looks again as soon as a
@@ -532,9 +526,8 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 	if !allowFaults {
 		return progress, nil
 	}
-	enabled := map[model.StepKind]Fault{model.LoseRequest: FaultLoseRequest, model.LoseReply: FaultLoseReply, model.Disconnect: FaultDisconnect, model.ExpireSession: FaultExpire}
 	for _, st := range r.srv.Faults() {
-		if r.cfg.Faults&enabled[st.Kind] != 0 {
+		if r.cfg.Faults&faultOfStep[st.Kind] != 0 {
 			faults = append(faults, r.modelChoice(st))
 		}
 	}
@@ -557,6 +550,9 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 	}
 	return progress, faults
 }
+
+// faultOfStep maps the model's fault steps to the fault kinds that enable them.
+var faultOfStep = map[model.StepKind]Fault{model.LoseRequest: FaultLoseRequest, model.LoseReply: FaultLoseReply, model.Disconnect: FaultDisconnect, model.ExpireSession: FaultExpire}
 
 func (r *run) modelChoice(st model.Step) choice {
 	return r.choice(st.String(), func() {
