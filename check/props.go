@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -226,17 +225,25 @@ func csOperations(h []*event) []porcupine.Operation {
 	return out
 }
 
-// herd reports a transaction that woke more than one waiter: a notification counts when it reaches a client
-// inside a Lock call, for a path that client set a watch on during that same call, and the client is not the
-// one whose request caused it.
+// herd reports a change that woke more than one waiter: a change is one path in one transaction (a session
+// closing releases each of its nodes separately), and a notification counts when it reaches a client inside a
+// Lock call, for a path that client set a watch on during that same call, and the client is not the one whose
+// request caused it. Nothing after the run's shutdown counts.
 func herd(h []*event) string {
 	inLock := map[int]bool{}
 	watched := map[int]map[string]bool{}
+	type change struct {
+		zxid int64
+		path string
+	}
 	actor := map[int64]int{}
-	woken := map[int64][]int{}
+	woken := map[change][]int{}
 	lastActor := 0
-	var zxids []int64
+	var changes []change
 	for _, e := range h {
+		if e.kind == "shutdown" {
+			break // the run is over: closing every client releases at once, and nobody waits any more
+		}
 		switch {
 		case e.kind == "lock":
 			inLock[e.client], watched[e.client] = true, map[string]bool{}
@@ -253,17 +260,21 @@ func herd(h []*event) string {
 		case e.kind == "model:notify":
 			if _, ok := actor[e.zxid]; !ok {
 				actor[e.zxid] = lastActor
-				zxids = append(zxids, e.zxid)
+			}
+			ch := change{e.zxid, e.path}
+			if _, ok := woken[ch]; !ok {
+				changes = append(changes, ch)
 			}
 			if e.client != actor[e.zxid] && inLock[e.client] && watched[e.client][e.path] {
-				woken[e.zxid] = append(woken[e.zxid], e.client)
+				woken[ch] = append(woken[ch], e.client)
+			} else if woken[ch] == nil {
+				woken[ch] = []int{}
 			}
 		}
 	}
-	sort.Slice(zxids, func(i, j int) bool { return zxids[i] < zxids[j] })
-	for _, z := range zxids {
-		if w := woken[z]; len(w) > 1 {
-			return fmt.Sprintf("one change (zxid %d) woke %d waiters (%s); each release should wake only the next client in line", z, len(w), strings.TrimSuffix(strings.TrimPrefix(clientList(w), "clients "), " were"))
+	for _, ch := range changes {
+		if w := woken[ch]; len(w) > 1 {
+			return fmt.Sprintf("one change (zxid %d, %s) woke %d waiters (%s); each release should wake only the next client in line", ch.zxid, ch.path, len(w), strings.TrimSuffix(strings.TrimPrefix(clientList(w), "clients "), " were"))
 		}
 	}
 	return ""

@@ -177,15 +177,6 @@ type run struct {
 	decisions []string
 	explored  int // decisions taken before the drain
 	wg        sync.WaitGroup
-	activity  chan struct{} // poked whenever a client does something the scheduler may need to answer
-}
-
-// poke tells a scheduler waiting for the bubble's timers that something happened.
-func (r *run) poke() {
-	select {
-	case r.activity <- struct{}{}:
-	default:
-	}
 }
 
 func (r *run) log(c int, kind, text string, fill func(*event)) *event {
@@ -220,7 +211,7 @@ func (o *outcome) failed() bool { return o.property != "" }
 
 // execute performs one run inside the current synctest bubble.
 func execute(f Factory, cfg Config, d decider) *outcome {
-	r := &run{cfg: cfg, byID: map[int]*client{}, activity: make(chan struct{}, 1)}
+	r := &run{cfg: cfg, byID: map[int]*client{}}
 	r.srv = model.NewServer(model.WithManualTransport(), model.WithObserver(func(rec model.Record) {
 		// Called under the model's lock, from the scheduler or from a client goroutine.
 		e := &event{client: rec.Client, kind: "model:" + rec.Kind, text: rec.Detail, session: rec.Session}
@@ -235,7 +226,6 @@ func execute(f Factory, cfg Config, d decider) *outcome {
 		}
 		r.events = append(r.events, e)
 		r.mu.Unlock()
-		r.poke()
 	}))
 	out := &outcome{}
 	if err := r.setup(f); err != nil {
@@ -330,7 +320,6 @@ func (r *run) workload(c *client) {
 		r.mu.Lock()
 		c.done = true
 		r.mu.Unlock()
-		r.poke()
 	}()
 	for round := 1; round <= r.cfg.Rounds; round++ {
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -407,7 +396,6 @@ func (r *run) critical(c *client, token int64) {
 func (r *run) register(c *client, req regRequest) regReply {
 	req.reply = make(chan regReply, 1)
 	c.reqs <- req
-	r.poke()
 	return <-req.reply
 }
 
@@ -457,28 +445,18 @@ func take(label string, cs []choice) bool {
 }
 
 // choices waits until every client is blocked, then lists what can happen next. When nothing can, it lets
-// the bubble's clock run to the clients' next timer (a lock's retry pause, say) and looks again as soon as a
-// client does something; if nothing happens for a long while, nothing will.
+// the bubble's clock run — in doubling sleeps, so that a client's own timer (a lock's retry pause, say) fires
+// and the client acts before a later one (a cleanup deadline) — and looks again; if nothing happens within
+// idleLimit, nothing will.
 func (r *run) choices(allowFaults bool) (progress, faults []choice) {
-	for {
+	synctest.Wait()
+	progress, faults = r.list(allowFaults)
+	for idle := time.Millisecond; len(progress) == 0 && !r.allDone() && idle <= idleLimit; idle *= 2 {
+		time.Sleep(idle)
 		synctest.Wait()
 		progress, faults = r.list(allowFaults)
-		if len(progress) > 0 || r.allDone() {
-			return progress, faults
-		}
-		select {
-		case <-r.activity:
-			continue
-		default:
-		}
-		idle := time.NewTimer(idleLimit)
-		select {
-		case <-r.activity:
-			idle.Stop()
-		case <-idle.C:
-			return r.list(allowFaults)
-		}
 	}
+	return progress, faults
 }
 
 func (r *run) allDone() bool {
@@ -618,6 +596,7 @@ func (r *run) stuckClients() []int {
 // shutdown ends every client so that no goroutine outlives the bubble: contexts cancelled, connections
 // closed, and the closes carried out.
 func (r *run) shutdown() {
+	r.log(0, "shutdown", "the run is over: every client is cancelled and closed", nil)
 	r.mu.Lock()
 	for _, c := range r.clients {
 		if c.cancel != nil {

@@ -19,10 +19,11 @@ type Conn struct {
 	state   zk.State
 	events  chan zk.Event
 
-	connected bool // the connection is up
-	closing   bool // the server is closing the connection: it executes nothing more for it
-	closed    bool // Close was called
-	finished  bool // closed and torn down: the event channel is closed
+	connected bool    // the connection is up
+	closing   bool    // the server is closing the connection: it executes nothing more for it
+	closed    bool    // Close was called
+	finished  bool    // closed and torn down: the event channel is closed
+	outgoing  []*call // manual transport: issued since the scheduler last looked, not yet in sent or queued
 	sent      []*call
 	queued    []*call // issued while disconnected; sent on reconnect
 	outbox    []outItem
@@ -83,7 +84,7 @@ func (c *Conn) State() zk.State {
 }
 
 func (c *Conn) describe() string {
-	return fmt.Sprintf("client %d: connected=%t closing=%t closed=%t sent=%d outbox=%d queued=%d", c.id, c.connected, c.closing, c.closed, len(c.sent), len(c.outbox), len(c.queued))
+	return fmt.Sprintf("client %d: connected=%t closing=%t closed=%t outgoing=%d sent=%d outbox=%d queued=%d", c.id, c.connected, c.closing, c.closed, len(c.outgoing), len(c.sent), len(c.outbox), len(c.queued))
 }
 
 // setState records and announces a session state, as go-zookeeper's setState does.
@@ -238,12 +239,16 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 	}
 	cl := &call{reqv: *r} // a copy, so that the caller's request need not escape to the heap
 	cl.req = &cl.reqv
-	if c.connected {
+	if s.cfg.manual {
+		// Goroutines of one client may send at the same moment; the scheduler puts what they sent in a
+		// deterministic order when it next looks (flushOutgoing), so that runs replay exactly.
+		c.outgoing = append(c.outgoing, cl)
+	} else if c.connected {
 		c.sent = append(c.sent, cl)
 	} else {
 		c.queued = append(c.queued, cl)
 	}
-	if s.cfg.observer != nil {
+	if s.cfg.observer != nil && !s.cfg.manual {
 		s.record(c, "send", "%s", cl.req)
 	}
 	s.settle()
@@ -269,6 +274,10 @@ func (c *Conn) Close() {
 		return
 	}
 	c.closed = true
+	for _, cl := range c.outgoing { // not sent yet: never will be
+		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
+	}
+	c.outgoing = nil
 	for _, cl := range c.sent {
 		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
 	}

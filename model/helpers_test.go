@@ -154,7 +154,7 @@ type outcome struct {
 func background(t testing.TB, srv *Server, c *Conn, call func() outcome) <-chan outcome {
 	t.Helper()
 	srv.mu.Lock()
-	before := len(c.sent) + len(c.queued)
+	before := len(c.outgoing) + len(c.sent) + len(c.queued)
 	srv.mu.Unlock()
 	done := make(chan outcome, 1)
 	go func() { done <- call() }()
@@ -164,7 +164,7 @@ func background(t testing.TB, srv *Server, c *Conn, call func() outcome) <-chan 
 		}
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
-		return len(c.sent)+len(c.queued) > before
+		return len(c.outgoing)+len(c.sent)+len(c.queued) > before
 	})
 	return done
 }

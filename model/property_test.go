@@ -345,6 +345,11 @@ func (k actionKind) String() string { return actionNames[k] }
 func (r *propRun) busy(c *Conn) bool {
 	r.srv.mu.Lock()
 	defer r.srv.mu.Unlock()
+	for _, cl := range c.outgoing {
+		if !cl.over {
+			return true
+		}
+	}
 	for _, cl := range c.sent {
 		if !cl.over {
 			return true

@@ -148,6 +148,7 @@ func (s *Server) Connect(sessionTimeout time.Duration) (*Conn, <-chan zk.Event, 
 func (s *Server) Expire(sessionID int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.flushOutgoing()
 	s.expire(sessionID)
 	s.settle()
 }
@@ -199,6 +200,7 @@ func (s *Server) Advance(d time.Duration) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.flushOutgoing()
 	s.core.now += d.Milliseconds()
 	s.record(nil, "advance", "clock +%s", d)
 	heard := map[int64]bool{}
@@ -340,11 +342,35 @@ type Step struct {
 // String renders the step, e.g. "apply c2".
 func (st Step) String() string { return fmt.Sprintf("%s c%d", st.Kind, st.Client) }
 
+// flushOutgoing moves what clients issued since the scheduler last looked into their queues: per client,
+// sorted by the requests' text (they were issued concurrently, so any order is one the client could see),
+// which keeps runs with several goroutines per client deterministic.
+func (s *Server) flushOutgoing() {
+	for _, c := range s.clients {
+		if len(c.outgoing) == 0 {
+			continue
+		}
+		slices.SortStableFunc(c.outgoing, func(a, b *call) int { return strings.Compare(a.req.String(), b.req.String()) })
+		for _, cl := range c.outgoing {
+			if c.connected {
+				c.sent = append(c.sent, cl)
+			} else {
+				c.queued = append(c.queued, cl)
+			}
+			if s.cfg.observer != nil {
+				s.record(c, "send", "%s", cl.req)
+			}
+		}
+		c.outgoing = c.outgoing[:0]
+	}
+}
+
 // Pending returns the steps that make progress — Apply, Deliver and Reconnect — that can be taken now, in
 // client order. Taking only these, in any order, until none is left, is a fault-free run.
 func (s *Server) Pending() []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.flushOutgoing()
 	var out []Step
 	for _, c := range s.clients {
 		for _, k := range []StepKind{Apply, Deliver, Reconnect} {
@@ -361,6 +387,7 @@ func (s *Server) Pending() []Step {
 func (s *Server) Faults() []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.flushOutgoing()
 	var out []Step
 	for _, c := range s.clients {
 		for _, k := range []StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
@@ -396,6 +423,7 @@ func (s *Server) can(c *Conn, k StepKind) bool {
 func (s *Server) Do(st Step) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.flushOutgoing()
 	if st.Client < 1 || st.Client > len(s.clients) {
 		return fmt.Errorf("model: step %s: no client %d (clients are 1..%d)", st, st.Client, len(s.clients))
 	}
