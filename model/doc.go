@@ -48,8 +48,10 @@
 //
 // With WithManualTransport nothing happens by itself: every request, reply, watch event and reconnection is
 // a step that a scheduler takes with Server.Do, choosing from Server.Pending (progress) and Server.Faults.
-// Calls block until the scheduler has applied the request and delivered the reply. Package check builds its
-// exploration on this; WithObserver records every step for traces.
+// Calls block until the scheduler has applied the request and delivered the reply. Requests a client's
+// goroutines issue at the same moment join its queue when the scheduler next looks, in an order fixed by their
+// text, so that the same steps always give the same history. Package check builds its exploration on this;
+// WithObserver records every step for traces.
 //
 // # Pure core
 //
