@@ -193,13 +193,8 @@ func TestSameDecisionsGiveByteIdenticalHistories(t *testing.T) {
 }
 
 func firstDifference(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < min(len(al), len(bl)); i++ {
-		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\n  %s\n  %s", i+1, al[i], bl[i])
-		}
-	}
-	return fmt.Sprintf("lengths %d and %d", len(al), len(bl))
+	i, x, y, _ := firstDifferentLine(a, b)
+	return fmt.Sprintf("line %d:\n  %s\n  %s", i+1, x, y)
 }
 
 func TestReplayReproducesARun(t *testing.T) {
@@ -234,8 +229,20 @@ func TestReplayReproducesARun(t *testing.T) {
 		t.Fatalf("the replay printed something else:\n%s", firstDifference(out.render(cfg), text))
 	}
 
-	// A trace whose decision cannot be taken names the step that diverged.
+	// A trace whose history no longer comes out the same names the first line that differs, and its step.
 	data, _ := os.ReadFile(path)
+	tampered := strings.Replace(string(data), "Lock() round 1", "Lock() round 7", 1)
+	if err := os.WriteFile(path, []byte(tampered), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err = ParseTrace(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Replay(t, v.Factory, tr); !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), `recorded "`) || !strings.Contains(err.Error(), "round 7") {
+		t.Fatalf("replaying a trace with a changed history: got %v, want ErrDiverged quoting the changed line", err)
+	}
+
+	// A trace whose decision cannot be taken names the step that diverged.
 	broken := strings.Replace(string(data), "\ndecisions:\n", "\ndecisions:\n  cs-write c9\n", 1)
 	if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
 		t.Fatal(err)

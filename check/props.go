@@ -97,11 +97,6 @@ func (o *outcome) evaluate(r *run, stuck []int, leftovers []string) {
 		o.verdict = "two clients held the lock at once (porcupine: the lock history has no linearization; valid holds overlapped)"
 		return
 	}
-	for _, e := range o.history {
-		if e.kind == "cs-read" && e.op != nil && !e.op.incomplete {
-			o.csOps = append(o.csOps, e.op)
-		}
-	}
 	if !porcupine.CheckOperations(registerModel, csOperations(o.history)) {
 		o.property = "fenced-register"
 		o.verdict = "critical sections interleaved: a read-modify-write of the fenced register lost an update (porcupine: not linearizable)"

@@ -19,8 +19,6 @@ func rapidFlag(name string) bool {
 	return set
 }
 
-func checksFlagUnset() bool { return !rapidFlag("rapid.checks") }
-
 // checkWith runs rapid.Check with the Config's number of checks and seed, unless the user gave rapid's own
 // flags, and without rapid's fail files (the checker writes traces instead).
 func checkWith(t *testing.T, cfg Config, prop func(*rapid.T)) {

@@ -111,7 +111,6 @@ type csOp struct {
 	read    int
 	wrote   bool
 	writeOK bool
-	start   *event
 	// incomplete: the run ended before the register answered (only when clients are stuck)
 	incomplete bool
 }
@@ -203,7 +202,6 @@ type outcome struct {
 	property  string // "" when every property held
 	verdict   string
 	lockOps   []lockOp
-	csOps     []*csOp
 	dump      string
 }
 
@@ -358,8 +356,7 @@ func (r *run) workload(c *client) {
 // each a step the scheduler takes. A Locker that reports loss (Lost) is asked before the write.
 func (r *run) critical(c *client, token int64) {
 	op := &csOp{token: token}
-	start := r.log(c.id, "cs-read", fmt.Sprintf("read register with token %d", token), func(e *event) { e.op = op })
-	op.start = start
+	r.log(c.id, "cs-read", fmt.Sprintf("read register with token %d", token), func(e *event) { e.op = op })
 	rep := r.register(c, regRequest{token: token})
 	op.readOK, op.read = rep.ok, rep.value
 	if rep.value < 0 {

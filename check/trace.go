@@ -260,20 +260,8 @@ func Replay(t *testing.T, f Factory, tr *Trace) (string, error) {
 	if out.property == "replay" {
 		return text, fmt.Errorf("%w: %s: %s", ErrDiverged, tr.Path, out.verdict)
 	}
-	if got := out.historyText(); got != tr.History {
-		gl, wl := strings.Split(got, "\n"), strings.Split(tr.History, "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				return text, fmt.Errorf("%w: %s: history line %d (%s): recorded %q, replayed %q", ErrDiverged, tr.Path, i+1, stepOf(wl, i), w, g)
-			}
-		}
+	if i, w, g, differ := firstDifferentLine(tr.History, out.historyText()); differ {
+		return text, fmt.Errorf("%w: %s: history line %d (%s): recorded %q, replayed %q", ErrDiverged, tr.Path, i+1, stepOf(strings.Split(tr.History, "\n"), i), w, g)
 	}
 	prop := out.property
 	if prop == "" {
@@ -283,6 +271,25 @@ func Replay(t *testing.T, f Factory, tr *Trace) (string, error) {
 		return text, fmt.Errorf("%w: %s: recorded verdict %q, replayed %q (%s)", ErrDiverged, tr.Path, tr.Property, prop, out.verdict)
 	}
 	return text, nil
+}
+
+// firstDifferentLine returns the index of the first line where a and b differ, and those lines ("" past the
+// end of either).
+func firstDifferentLine(a, b string) (i int, x, y string, differ bool) {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i = 0; i < max(len(al), len(bl)); i++ {
+		x, y = "", ""
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return i, x, y, true
+		}
+	}
+	return 0, "", "", false
 }
 
 // stepOf names the step a history line belongs to.
