@@ -3,7 +3,11 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-.PHONY: help test check replay ensemble real herd fidelity bench vet fmt zookeeper
+.PHONY: help test check traces replay ensemble real herd fidelity bench vet fmt zookeeper
+
+# Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
+# never rewrites the committed corpus in traces/ (make traces does that, deliberately).
+CHECK_TRACES ?= $(CURDIR)/out/traces
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -15,20 +19,39 @@ zookeeper: ## install Debian's ZooKeeper 3.8 when it is missing (needs root)
 	fi
 	@test -f /usr/share/java/zookeeper.jar || { echo "zookeeper.jar still missing: install Debian's zookeeper package, or set ZK_SERVERS=host:port,… to use your own ensemble"; exit 1; }
 
-vet: ## gofmt and go vet
-	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
+vet: ## gofmt, go vet and staticcheck
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting (make fmt)"; exit 1; }
 	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) $(PKGS)
+
+STATICCHECK ?= v0.8.2
+
+fmt: ## format every Go file in place (gofmt -w)
+	gofmt -w $$(git ls-files '*.go')
+
+bench: ## the benchmarks on the fake (model, recipe, check), as a table; BENCH=regexp picks some
+	@$(GO) test -run '^$$' -bench '$(or $(BENCH),.)' -benchmem ./model ./recipe ./check \
+		| awk 'BEGIN { printf "%-52s %12s %14s %12s %12s  %s\n", "benchmark", "runs", "ns/op", "B/op", "allocs/op", "other" } \
+			/^Benchmark/ { other = ""; ns = b = a = "-"; \
+				for (i = 3; i < NF; i += 2) { if ($$(i+1) == "ns/op") ns = $$i; else if ($$(i+1) == "B/op") b = $$i; else if ($$(i+1) == "allocs/op") a = $$i; else other = other $$i " " $$(i+1) "  " } \
+				printf "%-52s %12s %14s %12s %12s  %s\n", $$1, $$2, ns, b, a, other } \
+			/^(FAIL|panic)/ { print; failed = 1 } END { exit failed }'; exit $${PIPESTATUS[0]}
 
 test: zookeeper vet ## run every test, the real-ensemble ones included
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
-check: ## the main job, on the fake: check the recipe and every mutant, print the table (N=10000 interleavings)
-	$(GO) test -count=1 -timeout 60m -v -run '^TestCheckAll$$' ./check -check.n=$(or $(N),10000) -check.traces=$(CURDIR)/traces -check.shrink=20s \
+check: ## the main job, on the fake: check the recipe and every mutant, print the table (N=10000 interleavings); traces go to out/traces
+	@echo "make check: failure traces go to $(CHECK_TRACES) (the committed corpus in traces/ is left alone; make traces rewrites it)"
+	$(GO) test -count=1 -timeout 60m -v -run '^TestCheckAll$$' ./check -check.n=$(or $(N),10000) -check.traces=$(CHECK_TRACES) -check.shrink=20s \
 		| grep -v -E '^(=== RUN|=== NAME|\s+--- PASS|PASS$$)'; exit $${PIPESTATUS[0]}
+
+traces: ## regenerate the committed regression corpus in traces/ (what make check finds, shrunk), deliberately
+	rm -f traces/*.trace traces/*.html
+	$(MAKE) --no-print-directory check CHECK_TRACES=$(CURDIR)/traces
 
 replay: ## replay a trace exactly and print it: make replay TRACE=traces/…
 	@test -n "$(TRACE)" || { echo "usage: make replay TRACE=traces/<file>.trace"; exit 2; }
-	@$(GO) test -count=1 -run '^TestReplay$$' ./check -check.trace=$(abspath $(TRACE)) -v \
+	@$(GO) test -count=1 -run '^TestReplay$$' ./check -check.replay=$(abspath $(TRACE)) -v \
 		| grep -v -E '^(=== RUN|--- PASS|PASS$$|ok )'; exit $${PIPESTATUS[0]}
 
 ensemble: zookeeper ## run a local 3-server ZooKeeper ensemble in the foreground, print ZK_SERVERS (Ctrl-C stops it)

@@ -8,9 +8,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/zkmodel/zkmodel/model"
@@ -98,7 +100,7 @@ type Config struct {
 	Deadline time.Duration // odd-numbered clients' Lock calls time out after this much virtual time (default 30s; <0 disables)
 	Checks   int           // interleavings to explore (default 100; rapid's -rapid.checks overrides it when set)
 	Seed     uint64        // rapid's seed (default 0: rapid picks one, or -rapid.seed)
-	TraceDir string        // where failure traces go (default "traces" beside the module's go.mod)
+	TraceDir string        // where failure traces go (default: zkmodel-traces in the OS's temporary directory; -check.traces overrides)
 	Progress io.Writer     // if set, a progress line every second while exploring
 	Shrink   time.Duration // how long rapid may spend shrinking a failure (default 20s; -rapid.shrinktime overrides)
 }
@@ -126,35 +128,55 @@ func (c Config) withDefaults() Config {
 		c.Checks = 100
 	}
 	if c.Shrink <= 0 {
-		c.Shrink = 20 * time.Second
+		c.Shrink = shrinkDefault
 	}
 	if c.TraceDir == "" {
-		c.TraceDir = defaultTraceDir()
+		c.TraceDir = filepath.Join(os.TempDir(), "zkmodel-traces")
 	}
 	return c
 }
 
-// defaultTraceDir is traces/ at the module root (found by walking up to go.mod), or ./traces.
-func defaultTraceDir() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "traces"
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "traces")
-		}
-		if filepath.Dir(d) == d {
-			return "traces"
+// validate says what is wrong with a Config as the user gave it (before defaults), in a sentence that says
+// what to do.
+func (c Config) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Clients", c.Clients}, {"Rounds", c.Rounds}, {"Steps", c.Steps}, {"MaxFault", c.MaxFault}, {"Checks", c.Checks}} {
+		if f.v < 0 {
+			return fmt.Errorf("check: Config.%s is %d: want a positive number, or 0 for the default", f.name, f.v)
 		}
 	}
+	if c.Shrink < 0 {
+		return fmt.Errorf("check: Config.Shrink is %s: want a positive duration, or 0 for the default (20s)", c.Shrink)
+	}
+	if c.Faults&^AllFaults != 0 {
+		return fmt.Errorf("check: Config.Faults has unknown bits %#x: combine the Fault constants (AllFaults for all)", uint16(c.Faults&^AllFaults))
+	}
+	return validName(c.Name)
+}
+
+// validName refuses a variant name that cannot be a trace file's name: trace files are named after it.
+func validName(name string) error {
+	if name == "" {
+		return nil
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("check: Config.Name %q: use letters, digits, '-', '_' and '.' only (it names the trace files)", name)
+		}
+	}
+	if strings.Contains(name, "..") {
+		return fmt.Errorf("check: Config.Name %q: must not contain \"..\" (it names the trace files)", name)
+	}
+	return nil
 }
 
 // Report says what an exploration found.
 type Report struct {
 	Runs        int            // interleavings explored (including those rapid ran while shrinking)
 	Failed      bool           // a property was violated
-	Property    string         // which one: "safety", "fenced-register", "liveness", "no-herd", "hygiene"
+	Property    string         // which one: "safety", "fenced-register", "fencing", "liveness", "no-herd", "hygiene"
 	Verdict     string         // the violation, in a sentence
 	Trace       string         // the shrunk failing trace's path, if any
 	FirstFail   time.Duration  // wall time from the start to the first failing run
@@ -196,9 +218,24 @@ func (r *randReader) Read(p []byte) (int, error) {
 // Run explores interleavings and faults of K clients running f's lock on the model, and checks every run's
 // properties (see the package documentation). On a violation it fails t, writes the shrunk run's trace to
 // cfg.TraceDir (and porcupine's visualisation beside it for a safety violation), and reports it.
+//
+// With -check.replay=FILE, Run replays that trace instead of exploring when the trace's variant is cfg.Name
+// (see the package documentation for the -check.* flags).
 func Run(t *testing.T, f Factory, cfg Config) Report {
 	t.Helper()
-	cfg = cfg.withDefaults()
+	if f == nil {
+		t.Fatal("check: Run needs a Factory: a func(conn recipe.Conn, path string) Locker that makes your lock")
+	}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	cfg = fromFlags(cfg).withDefaults()
+	if rep, ok := replayFlag(t, f, cfg); ok {
+		return rep
+	}
+	if err := probe(t, f, cfg); err != nil {
+		t.Fatal(err)
+	}
 	var (
 		mu      sync.Mutex
 		rep     Report
@@ -261,7 +298,7 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 			t.Errorf("check: writing the trace: %v", err)
 		} else {
 			rep.Trace = path
-			t.Logf("check: %s violated: %s\ntrace: %s (replay: make replay TRACE=%s)", last.property, last.verdict, path, path)
+			t.Logf("check: %s violated: %s\ntrace: %s\nreplay it: go test -run '%s' -check.replay=%s", last.property, last.verdict, path, runPattern(t.Name()), path)
 		}
 	}
 	return rep
@@ -294,4 +331,53 @@ func progress(cfg Config, mu *sync.Mutex, rep *Report) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// runPattern is a -run pattern that selects exactly the named test (and subtest).
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// probe makes one fault-free run, to turn a Factory that cannot make a lock into one clear error before
+// the exploration starts.
+func probe(t *testing.T, f Factory, cfg Config) error {
+	var err error
+	synctest.Test(t, func(*testing.T) {
+		if out := execute(f, cfg, &replayDecider{}); out.property == "setup" {
+			err = fmt.Errorf("check: %s: %s", cfg.Name, out.verdict)
+		}
+	})
+	return err
+}
+
+// replayFlag replays -check.replay's trace when it is of cfg's variant; ok says whether it did.
+func replayFlag(t *testing.T, f Factory, cfg Config) (rep Report, ok bool) {
+	t.Helper()
+	if *flagReplay == "" {
+		return Report{}, false
+	}
+	tr, err := ParseTrace(*flagReplay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Config.Name != cfg.Name {
+		t.Logf("check: -check.replay's trace is of variant %q, not %q: exploring as usual", tr.Config.Name, cfg.Name)
+		return Report{}, false
+	}
+	started := time.Now()
+	text, err := Replay(t, f, tr)
+	fmt.Print(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = Report{Runs: 1, Trace: tr.Path, Elapsed: time.Since(started), Decisions: len(tr.Decisions)}
+	if tr.Property != "none" {
+		rep.Failed, rep.Property, rep.Verdict = true, tr.Property, tr.Verdict
+		t.Errorf("check: replayed %s: %s violated: %s", tr.Path, tr.Property, tr.Verdict)
+	}
+	return rep, true
 }

@@ -16,15 +16,41 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/zkmodel/zkmodel/recipe"
 )
 
 var (
 	flagVariant = flag.String("check.variant", "recipe", "TestExploreVariant: which variant to explore (see check.Variants)")
-	flagN       = flag.Int("check.n", 0, "interleavings to explore per variant (0: 2000 for the recipe, 1000 for each mutant)")
 	flagReport  = flag.String("check.report", "", "TestExploreVariant: write the report as JSON to this file")
-	flagTraces  = flag.String("check.traces", "", "where failure traces go (default: a temporary directory; make check uses traces/)")
-	flagShrink  = flag.Duration("check.shrink", 5*time.Second, "how long rapid may shrink each failure")
 )
+
+// moduleRoot is the directory of the module's go.mod, found by walking up from the package's directory.
+func moduleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			panic("no go.mod above " + dir)
+		}
+	}
+}
+
+// corpusDir is the committed regression corpus, traces/ (make traces regenerates it).
+func corpusDir() string { return filepath.Join(moduleRoot(), "traces") }
+
+// shrinkTime is how long TestExploreVariant lets rapid shrink (make check sets -check.shrink).
+func shrinkTime() time.Duration {
+	if *flagShrink > 0 {
+		return *flagShrink
+	}
+	return 5 * time.Second
+}
 
 func checks(v Variant) int {
 	switch {
@@ -45,9 +71,8 @@ func TestExploreVariant(t *testing.T) {
 	}
 	cfg := v.Config
 	cfg.Checks = checks(v)
-	cfg.Shrink = *flagShrink
-	cfg.TraceDir = *flagTraces
-	if cfg.TraceDir == "" {
+	cfg.Shrink = shrinkTime()
+	if *flagTraces == "" {
 		cfg.TraceDir = t.TempDir()
 	}
 	if *flagReport != "" {
@@ -121,15 +146,13 @@ func TestCheckAll(t *testing.T) {
 	}
 }
 
-func moduleRoot() string { return filepath.Dir(defaultTraceDir()) }
-
 // exploreInChild runs TestExploreVariant for v in a child test process, streaming its progress.
 func exploreInChild(t *testing.T, v Variant, traces string) Report {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), v.Name+".json")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestExploreVariant$", "-test.timeout=20m",
 		"-check.variant="+v.Name, fmt.Sprintf("-check.n=%d", checks(v)), "-check.report="+report,
-		"-check.traces="+traces, "-check.shrink="+flagShrink.String())
+		"-check.traces="+traces, "-check.shrink="+shrinkTime().String())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -197,14 +220,15 @@ func firstDifference(a, b string) string {
 	return fmt.Sprintf("line %d:\n  %s\n  %s", i+1, x, y)
 }
 
-func TestReplayReproducesARun(t *testing.T) {
-	cfg := Config{Name: "mutant-e-leave-on-cancel", Faults: FaultCancel}.withDefaults()
-	v, err := VariantByName(cfg.Name)
+// failingTrace finds a failing run of the leave-on-cancel mutant with seeded decisions, under the variant
+// name name, and writes its trace to a file.
+func failingTrace(t *testing.T, name string) (v Variant, cfg Config, out *outcome, path string) {
+	t.Helper()
+	cfg = Config{Name: name, Faults: FaultCancel}.withDefaults()
+	v, err := VariantByName("mutant-e-leave-on-cancel")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Find a failing run with seeded decisions, write it, replay it.
-	var out *outcome
 	for seed := uint64(1); seed < 200 && (out == nil || !out.failed()); seed++ {
 		synctest.Test(t, func(t *testing.T) {
 			out = execute(v.Factory, cfg, seededDecider{rand.New(rand.NewPCG(seed, 1))})
@@ -213,10 +237,15 @@ func TestReplayReproducesARun(t *testing.T) {
 	if !out.failed() {
 		t.Fatal("no seed made the leave-on-cancel mutant fail")
 	}
-	path := filepath.Join(t.TempDir(), "x.trace")
+	path = filepath.Join(t.TempDir(), name+".trace")
 	if err := os.WriteFile(path, []byte(out.render(cfg)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return v, cfg, out, path
+}
+
+func TestReplayReproducesARun(t *testing.T) {
+	v, cfg, out, path := failingTrace(t, "mutant-e-leave-on-cancel")
 	tr, err := ParseTrace(path)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +287,7 @@ func TestReplayReproducesARun(t *testing.T) {
 }
 
 func TestMalformedTracesGiveTheLine(t *testing.T) {
-	good := "zkmodel trace v1\nvariant: recipe\nclients: 3\nproperty: none\n\ndecisions:\n  apply c2\n"
+	good := "zkmodel trace v1\nvariant: recipe\nclients: 3\nproperty: none\n\ndecisions:\n  apply c2\n  # drain\n  deliver c2\n\nhistory:\n  step 1 ─ apply c2   (t=0s)\n"
 	cases := []struct {
 		name, text, want string
 	}{
@@ -269,6 +298,12 @@ func TestMalformedTracesGiveTheLine(t *testing.T) {
 		{"bad decision", strings.Replace(good, "apply c2", "apply two", 1), `:7: malformed decision`},
 		{"unknown fault", strings.Replace(good, "clients: 3", "clients: 3\nfaults: gremlins", 1), `:4: check: unknown fault kind "gremlins"`},
 		{"missing variant", strings.Replace(good, "variant: recipe\n", "", 1), `no "variant" line`},
+		{"truncated after the header", "zkmodel trace v1\nvariant: recipe\nclients: 3\nproperty: none\n", `without its "decisions:" section`},
+		{"truncated in the decisions", strings.Split(good, "  # drain")[0], `without the "# drain" line`},
+		{"truncated before the history", strings.Split(good, "\nhistory:")[0], `without its "history:" section`},
+		{"bad decision after the drain", strings.Replace(good, "deliver c2", "deliver everything", 1), `:9: malformed decision`},
+		{"two drains", strings.Replace(good, "deliver c2", "# drain", 1), `:9: a second "# drain"`},
+		{"variant with a slash", strings.Replace(good, "variant: recipe", "variant: ../../etc/x", 1), `:2: check: Config.Name "../../etc/x"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -285,12 +320,68 @@ func TestMalformedTracesGiveTheLine(t *testing.T) {
 	if _, err := ParseTrace(filepath.Join(t.TempDir(), "missing.trace")); err == nil {
 		t.Fatal("a missing file parsed")
 	}
+	path := filepath.Join(t.TempDir(), "good.trace")
+	if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ParseTrace(path)
+	if err != nil {
+		t.Fatalf("the well-formed trace: %v", err)
+	}
+	if !slices.Equal(tr.Decisions, []string{"apply c2"}) {
+		t.Fatalf("decisions %q, want only those before the drain", tr.Decisions)
+	}
+}
+
+func TestBadConfigsAreRefusedClearly(t *testing.T) {
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Clients: -1}, "Config.Clients is -1"},
+		{Config{Rounds: -2}, "Config.Rounds is -2"},
+		{Config{Steps: -3}, "Config.Steps is -3"},
+		{Config{MaxFault: -1}, "Config.MaxFault is -1"},
+		{Config{Checks: -5}, "Config.Checks is -5"},
+		{Config{Shrink: -time.Second}, "Config.Shrink is -1s"},
+		{Config{Faults: 1 << 12}, "unknown bits"},
+		{Config{Name: "my/lock"}, `Config.Name "my/lock"`},
+		{Config{Name: "a..b"}, `must not contain ".."`},
+	}
+	for _, c := range cases {
+		if err := c.cfg.validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error containing %q", c.cfg, err, c.want)
+		}
+	}
+	for _, ok := range []Config{{}, {Name: "my-lock_2.v1", Clients: 5, Deadline: -1, Faults: AllFaults}} {
+		if err := ok.validate(); err != nil {
+			t.Errorf("%+v: %v", ok, err)
+		}
+	}
+}
+
+func TestAFactoryReturningNilIsAClearError(t *testing.T) {
+	var err error
+	cfg := Config{Name: "nil-locker"}.withDefaults()
+	nilFactory := func(recipe.Conn, string) Locker { return nil }
+	synctest.Test(t, func(t *testing.T) {
+		out := execute(nilFactory, cfg, &replayDecider{})
+		if out.property == "setup" {
+			err = errors.New(out.verdict)
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "nil Locker for client c1") {
+		t.Fatalf("got %v, want the setup to name the nil Locker", err)
+	}
+	if err := probe(t, nilFactory, cfg); err == nil || !strings.Contains(err.Error(), "nil-locker: the Factory returned a nil Locker") {
+		t.Fatalf("probe: got %v", err)
+	}
 }
 
 // TestCommittedTracesReplay replays the regression corpus in traces/: each must reproduce its recorded
-// history and verdict.
+// history and verdict, every time.
 func TestCommittedTracesReplay(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(defaultTraceDir(), "*.trace"))
+	paths, err := filepath.Glob(filepath.Join(corpusDir(), "*.trace"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,23 +404,28 @@ func TestCommittedTracesReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Replay(t, v.Factory, tr); err != nil {
-				t.Fatal(err)
+			// A race that shows once in fifty runs must show here: replay each trace many times in a row.
+			for i := 1; i <= replaysPerTrace; i++ {
+				if _, err := Replay(t, v.Factory, tr); err != nil {
+					t.Fatalf("replay %d of %d: %v", i, replaysPerTrace, err)
+				}
 			}
 		})
 	}
 }
 
-// TestReplay is `make replay TRACE=…`: it replays a trace and prints it.
-var flagTrace = flag.String("check.trace", "", "TestReplay: the trace to replay and print")
+// replaysPerTrace is how often TestCommittedTracesReplay replays each committed trace (a few seconds in all).
+const replaysPerTrace = 100
 
+// TestReplay is `make replay TRACE=…`: it replays a trace and prints it.
+// The trace comes from -check.replay, the flag check.Run honours too.
 func TestReplay(t *testing.T) {
-	path := *flagTrace
+	path := *flagReplay
 	if path == "" {
 		// Without a trace, replay the first committed one, so the test still tests something.
-		paths, _ := filepath.Glob(filepath.Join(defaultTraceDir(), "*.trace"))
+		paths, _ := filepath.Glob(filepath.Join(corpusDir(), "*.trace"))
 		if len(paths) == 0 {
-			t.Fatal("no trace given (-check.trace) and none in traces/")
+			t.Fatal("no trace given (-check.replay) and none in traces/")
 		}
 		path = paths[0]
 	}
@@ -342,7 +438,7 @@ func TestReplay(t *testing.T) {
 		t.Fatalf("%v (traces of your own locks replay with check.Replay and your Factory)", err)
 	}
 	text, err := Replay(t, v.Factory, tr)
-	if *flagTrace != "" {
+	if *flagReplay != "" {
 		fmt.Print(text)
 	}
 	if err != nil {
@@ -356,7 +452,80 @@ func TestHistoryCatchesOverlap(t *testing.T) {
 	h.LockReturned(1, 10, 100, nil)
 	h.LockCalled(2)
 	h.LockReturned(2, 11, 101, nil)
-	if p, _ := h.Check(); p != "safety" {
+	p, v := h.Check()
+	if p != "safety" {
 		t.Fatalf("overlapping holds: got %q, want safety", p)
 	}
+	want := "c1 (token 10) from step 2 until step 4 (still held at the end), and c2 (token 11) from step 4 until step 4 (still held at the end)"
+	if !strings.Contains(v, want) {
+		t.Fatalf("verdict %q does not name the holds: want %q", v, want)
+	}
+}
+
+// A token that does not grow from one holder to the next is caught by the fencing property, and by nothing
+// else: the holds never overlap and the refused read linearizes.
+func TestHistoryCatchesATokenThatDoesNotGrow(t *testing.T) {
+	run := func(second int64) (string, string) {
+		h := NewHistory()
+		h.LockCalled(1)
+		h.LockReturned(1, 20, 100, nil)
+		v, _ := h.Read(1, 20)
+		h.Write(1, 20, v+1)
+		h.UnlockCalled(1)
+		h.UnlockReturned(1, nil)
+		h.LockCalled(2)
+		h.LockReturned(2, second, 101, nil)
+		h.Read(2, second)
+		h.Abort(2)
+		return h.Check()
+	}
+	if p, v := run(30); p != "" {
+		t.Fatalf("a growing token: %s: %s", p, v)
+	}
+	p, v := run(15)
+	if p != "fencing" || !strings.Contains(v, "refused c2's read at step 11 although c2 held the lock validly (since step 9, token 15)") || !strings.Contains(v, "c1's write at step 5 had used token 20") {
+		t.Fatalf("a token that shrinks: got %q: %s", p, v)
+	}
+	// A holder whose session was lost may be refused: that is what the fence is for.
+	h := NewHistory()
+	h.LockCalled(1)
+	h.LockReturned(1, 20, 100, nil)
+	h.Read(1, 20)
+	h.Write(1, 20, 1)
+	h.SessionLost(100)
+	h.LockCalled(2)
+	h.LockReturned(2, 15, 101, nil)
+	h.SessionLost(101)
+	h.Read(2, 15)
+	h.Abort(2)
+	if p, v := h.Check(); p != "" {
+		t.Fatalf("a refused holder whose session was lost: %s: %s", p, v)
+	}
+}
+
+// TestRunReplaysAUsersTraceWithTheFlag is what a user does after a failure of their own lock: run their
+// test again with -check.replay=FILE. The user's test is TestHelperUsersLock, run in a child process.
+func TestRunReplaysAUsersTraceWithTheFlag(t *testing.T) {
+	_, _, out, path := failingTrace(t, "users-lock")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperUsersLock$", "-test.v", "-check.replay="+path)
+	cmd.Env = append(os.Environ(), "ZKMODEL_USERS_LOCK=1")
+	got, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the replay of a failing trace passed:\n%s", got)
+	}
+	for _, want := range []string{out.historyText(), "check: replayed " + path + ": " + out.property + " violated"} {
+		if !strings.Contains(string(got), want) {
+			t.Fatalf("the child's output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestHelperUsersLock stands for a user's own test of their lock; it runs only as the child process of
+// TestRunReplaysAUsersTraceWithTheFlag.
+func TestHelperUsersLock(t *testing.T) {
+	if os.Getenv("ZKMODEL_USERS_LOCK") == "" {
+		return
+	}
+	v, _ := VariantByName("mutant-e-leave-on-cancel")
+	Run(t, v.Factory, Config{Name: "users-lock", Faults: FaultCancel})
 }

@@ -19,7 +19,14 @@
 //
 // After the exploration phase (whose length is itself drawn, so that shrinking shortens runs) the faults stop
 // and the schedule is drained fairly, round robin over what can progress. The same decisions always give a
-// byte-identical history.
+// byte-identical history: a client's events are always placed after the step they react to, however the
+// goroutines raced, and the run ends in steps of its own (contexts cancelled, the clients left to finish,
+// then each connection closed), each run to quiet before the next. Clients are c1…cK; the connection that
+// creates the lock's parent beforehand is not part of the history.
+//
+// What a pass shows is what was explored: Config.Checks interleavings of K clients with the fault kinds of
+// Config.Faults (at most Config.MaxFault faults each, within Config.Steps decisions), every one of them
+// satisfying the properties below. It is not a proof for every schedule; make check reports the counts.
 //
 // # Properties
 //
@@ -33,23 +40,41 @@
 //     after it began.
 //   - fenced-register: each critical section must be linearizable as one atomic increment of the register.
 //     This is what must hold even across expiry: a stale holder's read or write is refused by its token.
+//   - fencing: every fenced access a client makes during a valid hold, before its Locker's Lost() closes,
+//     is admitted by the register. A refused valid holder means its token did not exceed an earlier
+//     holder's: tokens that do not grow from one holder to the next (a session id, a per-client counter)
+//     would shut the rightful holder out, which the register property alone cannot see.
 //   - no-herd: a change wakes at most one waiter (a notification counts when it reaches a client inside a
-//     Lock call, for a watch that call set, and not the client that made the change).
-//   - liveness: after the drain, no client is still blocked in Lock.
+//     Lock call, for a watch that call set, not on the client's own lock node, and not the client that made
+//     the change).
+//   - liveness: after the drain, no client is still blocked in Lock. The verdict says, per blocked client,
+//     what it waits on: a watch on a node that still exists (and whether its owner is blocked too), a watch
+//     on a node already gone, a watch that fired already, or no watch at all.
 //   - hygiene: when every client is done, no lock node is left.
 //
 // # Traces
 //
 // A violation fails the test; rapid shrinks it (keeping the same property), and the shrunk run's trace is
-// written to Config.TraceDir (traces/ by default): the configuration, the decisions, the step-by-step history
+// written to Config.TraceDir (zkmodel-traces in the OS's temporary directory by default; -check.traces=DIR
+// overrides it): the configuration, the decisions, the step-by-step history
 // (client, call, arguments, result, events delivered, faults, virtual time), the final state, and the
 // verdict. ParseTrace reads one back (a malformed file gives its line number) and Replay re-runs its decisions,
 // failing with ErrDiverged at the first step that differs. For safety and register violations porcupine's
 // HTML visualisation is written beside the trace.
 //
+// The failure's log line says how to replay it in the same test: go test -run '^TestMyLock$'
+// -check.replay=FILE. With that flag, Run replays the trace (when its variant is the Config's Name) instead
+// of exploring, prints it, and fails as the recorded run did. The flags -check.traces, -check.n and
+// -check.shrink set Config.TraceDir, Checks and Shrink from the command line; rapid's own flags work too.
+//
+// Bad input is refused before anything runs, with a sentence that says what to do: a nil Factory, one that
+// returns a nil Locker, negative Config fields, unknown fault bits, a Name that cannot name a file (it may
+// hold letters, digits, '-', '_' and '.', and not ".."); ParseTrace refuses a truncated or malformed trace
+// with its file and line.
+//
 // # Mutants
 //
-// Variants lists the product's recipe and six deliberately broken locks, one classic bug each; `make check`
+// Variants lists the product's recipe and seven deliberately broken locks, one classic bug each; `make check`
 // runs them all (TestCheckAll) and requires the recipe to pass and every mutant to be caught.
 //
 // # Real ensembles

@@ -152,17 +152,20 @@ func (h *History) Counts() Counts {
 	return c
 }
 
-// Check judges the history: it returns the violated property ("safety" or "fenced-register") and a
-// sentence, or two empty strings.
+// Check judges the history: it returns the violated property ("safety", "fenced-register" or "fencing")
+// and a sentence, or two empty strings. Steps in the sentence are the history's events, numbered from 1.
 func (h *History) Check() (property, verdict string) {
 	h.mu.Lock()
 	events := append([]*event(nil), h.events...)
 	h.mu.Unlock()
 	if !porcupine.CheckOperations(lockModel, toOps(lockHistory(events))) {
-		return "safety", "two clients held the lock at once (porcupine: no linearization of the lock history)"
+		return "safety", safetyVerdict(events)
 	}
 	if !porcupine.CheckOperations(registerModel, csOperations(events)) {
 		return "fenced-register", "critical sections interleaved on the fenced register (porcupine: not linearizable)"
+	}
+	if v := fencing(events); v != "" {
+		return "fencing", v
 	}
 	return "", ""
 }

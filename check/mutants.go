@@ -42,9 +42,10 @@ func Variants() []Variant {
 		v("mutant-a-watch-parent", "watches the lock's parent (every child change) instead of its predecessor", "no-herd", watchParent, AllFaults),
 		v("mutant-b-ignore-gone", "ignores \"predecessor already gone\" from exists-with-watch and waits anyway", "liveness", ignoreGone, AllFaults),
 		v("mutant-c-plain-create", "creates a plain ephemeral-sequential node and retries it after a lost reply", "liveness|hygiene", plainCreate, FaultLoseReply),
-		withClients(2, v("mutant-d-order-by-name", "orders lock nodes by their full name instead of their sequence number", "safety", orderByName, 0)),
+		withClients(2, v("mutant-d-order-by-name", "orders lock nodes by their full name instead of their sequence number", "safety|fencing", orderByName, 0)),
 		v("mutant-e-leave-on-cancel", "leaves its node behind when Lock is cancelled", "liveness|hygiene", leaveOnCancel, FaultCancel),
 		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register", ignoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
+		v("mutant-g-session-token", "uses its session id as the fencing token, which does not grow from one holder to the next", "fencing", sessionToken, 0),
 	}
 }
 
@@ -77,6 +78,7 @@ const (
 	orderByName
 	leaveOnCancel
 	ignoreLoss
+	sessionToken
 )
 
 // mutant is a compact lock recipe that is correct with no mutations, and broken in one known way with each.
@@ -141,6 +143,9 @@ func (m *mutant) Lock(ctx context.Context) error {
 				continue
 			}
 			m.node, m.token, m.lost = node, st.Czxid, make(chan struct{})
+			if m.has(sessionToken) {
+				m.token = m.conn.SessionID() // the bug: a later holder may have an older session
+			}
 			m.followOwn()
 			return nil
 		}
@@ -299,7 +304,7 @@ func (m *mutant) Lost() <-chan struct{} {
 	return m.lost
 }
 
-// Token is the own node's czxid (0, "no token", with ignoreLoss).
+// Token is the own node's czxid (0, "no token", with ignoreLoss; the session id, with sessionToken).
 func (m *mutant) Token() int64 {
 	if m.has(ignoreLoss) {
 		return 0

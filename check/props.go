@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,13 +94,16 @@ var registerModel = porcupine.Model{
 func (o *outcome) evaluate(r *run, stuck []int, leftovers []string) {
 	o.lockOps = lockHistory(o.history)
 	if res := porcupine.CheckOperations(lockModel, toOps(o.lockOps)); !res {
-		o.property = "safety"
-		o.verdict = "two clients held the lock at once (porcupine: the lock history has no linearization; valid holds overlapped)"
+		o.property, o.verdict = "safety", safetyVerdict(o.history)
 		return
 	}
 	if !porcupine.CheckOperations(registerModel, csOperations(o.history)) {
 		o.property = "fenced-register"
 		o.verdict = "critical sections interleaved: a read-modify-write of the fenced register lost an update (porcupine: not linearizable)"
+		return
+	}
+	if v := fencing(o.history); v != "" {
+		o.property, o.verdict = "fencing", v
 		return
 	}
 	if v := herd(o.history); v != "" {
@@ -108,12 +112,254 @@ func (o *outcome) evaluate(r *run, stuck []int, leftovers []string) {
 	}
 	if len(stuck) > 0 {
 		o.property = "liveness"
-		o.verdict = fmt.Sprintf("after the faults stopped and every pending step was taken, %s still blocked in Lock: waiting for a watch that can never fire", clientList(stuck))
+		o.verdict = livenessVerdict(o.history, o.dump, stuck)
 		return
 	}
 	if len(leftovers) > 0 {
 		o.property = "hygiene"
 		o.verdict = fmt.Sprintf("every client was done, but lock nodes were left behind: %s", strings.Join(leftovers, ", "))
+	}
+}
+
+// validHold is one valid hold of the lock: from Lock's success until Unlock began or the session ended.
+type validHold struct {
+	client     int
+	token      int64
+	session    int64
+	from, to   int64 // ts
+	begin, end int   // steps
+	how        string
+}
+
+// validHolds lists the valid holds in the history, in the order they began; a hold still valid at the end
+// of the history ends there, with how "still held at the end".
+func validHolds(h []*event) []*validHold {
+	var holds []*validHold
+	open := map[int]*validHold{}
+	expired := map[int64]bool{}
+	end := func(v *validHold, e *event, how string) {
+		v.to, v.end, v.how = e.ts, e.step, how
+		delete(open, v.client)
+	}
+	for _, e := range h {
+		switch e.kind {
+		case "lock-ok":
+			if expired[e.session] {
+				continue // never valid: see lockHistory
+			}
+			v := &validHold{client: e.client, token: e.token, session: e.session, from: e.ts, begin: e.step}
+			open[e.client] = v
+			holds = append(holds, v)
+		case "model:expire":
+			expired[e.session] = true
+			for _, v := range open {
+				if v.session == e.session {
+					end(v, e, "its session expired")
+				}
+			}
+		case "unlock":
+			if v := open[e.client]; v != nil {
+				end(v, e, "Unlock began")
+			}
+		}
+	}
+	last := int64(len(h) + 1)
+	lastStep := 0
+	if len(h) > 0 {
+		lastStep = h[len(h)-1].step
+	}
+	for _, v := range holds {
+		if v.to == 0 {
+			v.to, v.end, v.how = last, lastStep, "still held at the end"
+		}
+	}
+	return holds
+}
+
+// safetyVerdict names two overlapping valid holds: the clients, their tokens and the steps where each began
+// and ended.
+func safetyVerdict(h []*event) string {
+	holds := validHolds(h)
+	for i, a := range holds {
+		for _, b := range holds[i+1:] {
+			if a.client != b.client && b.from < a.to && a.from < b.to {
+				return fmt.Sprintf("two clients held the lock at once: c%d (token %d) from step %d until step %d (%s), and c%d (token %d) from step %d until step %d (%s)",
+					a.client, a.token, a.begin, a.end, a.how, b.client, b.token, b.begin, b.end, b.how)
+			}
+		}
+	}
+	return "two clients held the lock at once (porcupine: the lock history has no linearization; valid holds overlapped)"
+}
+
+// fencing reports a fenced access the register refused although its client held the lock validly and its
+// Locker had not reported loss when it asked: the token did not exceed every earlier holder's, so the fence
+// would shut out the rightful holder.
+func fencing(h []*event) string {
+	starts, ends := map[int64]*validHold{}, map[int64][]*validHold{}
+	for _, v := range validHolds(h) {
+		starts[v.from] = v
+		ends[v.to] = append(ends[v.to], v)
+	}
+	valid := map[int]*validHold{} // client -> its valid hold now
+	var (
+		maxToken   int64
+		maxClient  int
+		maxStep    int
+		maxWasRead bool
+	)
+	for _, e := range h {
+		if v := starts[e.ts]; v != nil {
+			valid[v.client] = v
+		}
+		for _, v := range ends[e.ts] {
+			if valid[v.client] == v {
+				delete(valid, v.client)
+			}
+		}
+		if e.op == nil || e.op.token == 0 {
+			continue
+		}
+		var admitted, refused bool
+		switch e.kind {
+		case "cs-value", "cs-refused":
+			if e.op.readOK {
+				admitted = true
+			} else {
+				refused = !e.op.lostAtRead
+			}
+		case "cs-write":
+			if e.op.writeOK {
+				admitted = true
+			} else {
+				refused = true
+			}
+		}
+		if admitted && e.op.token >= maxToken {
+			maxToken, maxClient, maxStep, maxWasRead = e.op.token, e.client, e.step, e.kind != "cs-write"
+		}
+		if v := valid[e.client]; refused && v != nil && v.token == e.op.token {
+			access := "read"
+			if e.kind == "cs-write" {
+				access = "write"
+			}
+			by := "write"
+			if maxWasRead {
+				by = "read"
+			}
+			return fmt.Sprintf("the register refused c%d's %s at step %d although c%d held the lock validly (since step %d, token %d) and had not been told of loss: c%d's %s at step %d had used token %d; each holder's token must exceed every earlier holder's",
+				e.client, access, e.step, e.client, v.begin, v.token, maxClient, by, maxStep, maxToken)
+		}
+	}
+	return ""
+}
+
+// livenessVerdict says, for each client still blocked when the run ended, what it waits on: a watch on a
+// node that still exists (and what that node's owner is doing), a watch on a node already gone, a watch
+// that fired already, or no watch at all.
+func livenessVerdict(h []*event, dump string, stuck []int) string {
+	nodes := map[string]int64{} // lock node -> owner session
+	for _, line := range strings.Split(dump, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "node" {
+			for _, kv := range f[2:] {
+				if v, ok := strings.CutPrefix(kv, "owner="); ok {
+					var owner int64
+					fmt.Sscanf(v, "%v", &owner)
+					nodes[f[1]] = owner
+				}
+			}
+		}
+	}
+	owners := map[int64]int{} // session -> client
+	type wait struct {
+		path   string
+		exists bool
+		fired  int // the step whose event delivered the watch, or 0
+		inLock bool
+	}
+	waits := map[int]*wait{}
+	created := map[int]map[string]bool{} // the nodes each client created in its current Lock call
+	for _, e := range h {
+		if e.kind == "shutdown" {
+			break
+		}
+		if e.session != 0 && e.client > 0 {
+			owners[e.session] = e.client
+		}
+		switch e.kind {
+		case "lock":
+			waits[e.client] = &wait{inLock: true}
+			created[e.client] = map[string]bool{}
+		case "lock-ok", "lock-err":
+			if w := waits[e.client]; w != nil {
+				w.inLock = false
+			}
+		case "model:apply":
+			w := waits[e.client]
+			f := strings.Fields(e.text)
+			_, res, _ := strings.Cut(e.text, " -> ")
+			if r := strings.Fields(res); len(f) > 0 && f[0] == "create" && len(r) > 0 && created[e.client] != nil {
+				created[e.client][r[0]] = true
+			}
+			if w == nil || len(f) < 2 || !strings.HasSuffix(f[0], "W") {
+				continue
+			}
+			w.path, w.fired = f[1], 0
+			w.exists = !strings.HasPrefix(res, "false") && !strings.HasPrefix(res, "error")
+		case "model:event":
+			if w := waits[e.client]; w != nil && w.path != "" && w.fired == 0 {
+				if f := strings.Fields(e.text); len(f) > 1 && f[1] == w.path {
+					w.fired = e.step
+				}
+			}
+		}
+	}
+	describe := func(c int) string {
+		w := waits[c]
+		switch {
+		case w == nil || !w.inLock:
+			return "not in Lock (blocked in its critical section or Unlock)"
+		case w.path == "":
+			return "in Lock with no watch at all"
+		case w.fired > 0:
+			return fmt.Sprintf("in Lock after its watch on %s fired at step %d: nothing else will wake it", w.path, w.fired)
+		}
+		owner, exists := nodes[w.path]
+		if !exists {
+			how := "which is already gone"
+			if !w.exists {
+				how = "which was already gone when it set the watch"
+			}
+			return fmt.Sprintf("in Lock on a watch on %s, %s: the watch can never fire", w.path, how)
+		}
+		who := ownerName(owners, owner)
+		if oc := owners[owner]; oc != 0 && !created[oc][w.path] {
+			who += fmt.Sprintf(", left behind: it is not the node of c%d's current Lock call", oc)
+		}
+		return fmt.Sprintf("in Lock on a watch on %s, which still exists (owner %s)", w.path, who)
+	}
+	parts := make([]string, 0, len(stuck))
+	for _, c := range stuck {
+		d := fmt.Sprintf("c%d is blocked %s", c, describe(c))
+		if w := waits[c]; w != nil && w.path != "" && w.fired == 0 {
+			if owner, ok := nodes[w.path]; ok {
+				if oc := owners[owner]; oc != 0 && oc != c && slices.Contains(stuck, oc) {
+					d += fmt.Sprintf(", and c%d is itself blocked", oc)
+				}
+			}
+		}
+		parts = append(parts, d)
+	}
+	return "after the faults stopped and every pending step was taken, clients were still blocked: " + strings.Join(parts, "; ")
+}
+
+func ownerName(owners map[int64]int, session int64) string {
+	switch c := owners[session]; {
+	case session == 0:
+		return "none: a persistent node"
+	case c == 0:
+		return fmt.Sprintf("session %#x", session)
+	default:
+		return fmt.Sprintf("c%d, session %#x", c, session)
 	}
 }
 
@@ -223,10 +469,12 @@ func csOperations(h []*event) []porcupine.Operation {
 // herd reports a change that woke more than one waiter: a change is one path in one transaction (a session
 // closing releases each of its nodes separately), and a notification counts when it reaches a client inside a
 // Lock call, for a path that client set a watch on during that same call, and the client is not the one whose
-// request caused it. Nothing after the run's shutdown counts.
+// request caused it. A waiter's watch on its own node (which tells it of loss) is no wake-up. Nothing after
+// the run's shutdown counts.
 func herd(h []*event) string {
 	inLock := map[int]bool{}
 	watched := map[int]map[string]bool{}
+	own := map[int]map[string]bool{} // the nodes each client created in its current Lock call
 	type change struct {
 		zxid int64
 		path string
@@ -241,14 +489,20 @@ func herd(h []*event) string {
 		}
 		switch {
 		case e.kind == "lock":
-			inLock[e.client], watched[e.client] = true, map[string]bool{}
+			inLock[e.client], watched[e.client], own[e.client] = true, map[string]bool{}, map[string]bool{}
 		case e.kind == "lock-ok" || e.kind == "lock-err" || e.kind == "cancelled":
 			// A cancelled client no longer waits; go-zookeeper cannot remove the watches it left behind.
 			inLock[e.client] = false
 		case e.kind == "model:apply":
 			lastActor = e.client
-			if f := strings.Fields(e.text); len(f) > 1 && strings.HasSuffix(f[0], "W") && inLock[e.client] {
+			f := strings.Fields(e.text)
+			if len(f) > 1 && strings.HasSuffix(f[0], "W") && inLock[e.client] {
 				watched[e.client][f[1]] = true
+			}
+			if _, res, ok := strings.Cut(e.text, " -> "); ok && len(f) > 0 && f[0] == "create" && inLock[e.client] {
+				if r := strings.Fields(res); len(r) > 0 && strings.HasPrefix(r[0], "/") {
+					own[e.client][r[0]] = true
+				}
 			}
 		case e.kind == "model:expire":
 			lastActor = e.client
@@ -260,7 +514,7 @@ func herd(h []*event) string {
 			if _, ok := woken[ch]; !ok {
 				changes = append(changes, ch)
 			}
-			if e.client != actor[e.zxid] && inLock[e.client] && watched[e.client][e.path] {
+			if e.client != actor[e.zxid] && inLock[e.client] && watched[e.client][e.path] && !own[e.client][e.path] {
 				woken[ch] = append(woken[ch], e.client)
 			} else if woken[ch] == nil {
 				woken[ch] = []int{}

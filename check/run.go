@@ -85,10 +85,19 @@ func (d *replayDecider) pick(progress, faults []choice) (string, error) {
 	return "", fmt.Errorf("decision %d %q cannot be taken: the run has diverged from the trace (possible now: %s)", d.next, want, strings.Join(avail, ", "))
 }
 
+// The two phases of a step in the history: what the scheduler did (its decision and the model's records of
+// the step itself), then what the clients did in reaction. A client's event is always a reaction, whichever
+// goroutine got a lock first, so that a woken client logging while the scheduler is still inside Do cannot
+// change the order.
+const (
+	phaseStep     = 0
+	phaseReaction = 1
+)
+
 // event is one thing that happened, for the history: a model record or a client's action.
 type event struct {
 	step   int
-	phase  int // 0: while the scheduler took the step; 1: the clients' reactions to it
+	phase  int // phaseStep or phaseReaction
 	client int
 	seq    int
 	kind   string
@@ -106,11 +115,14 @@ type event struct {
 }
 
 type csOp struct {
-	token   int64
-	readOK  bool
-	read    int
-	wrote   bool
-	writeOK bool
+	token int64
+	// lostAtRead: the Locker's Lost() had closed when the client asked for the read, so the read may be
+	// refused without breaking the fencing property. (A client told of loss skips the write.)
+	lostAtRead bool
+	readOK     bool
+	read       int
+	wrote      bool
+	writeOK    bool
 	// incomplete: the run ended before the register answered (only when clients are stuck)
 	incomplete bool
 }
@@ -167,31 +179,43 @@ type run struct {
 	byID    map[int]*client // by model ClientID (client 1 is the set-up client)
 	reg     register
 
-	mu      sync.Mutex // guards what client goroutines touch: events, client fields, step, phase
-	step    int
-	phase   int
-	events  []*event
-	elapsed int64 // virtual ms since start
+	mu       sync.Mutex // guards what client goroutines touch: events, client fields, step, stopping
+	step     int
+	events   []*event
+	elapsed  int64 // virtual ms since start
+	stopping bool  // the run is over: clients start no new round
 
 	decisions []string
 	explored  int // decisions taken before the drain
 	wg        sync.WaitGroup
 }
 
-func (r *run) log(c int, kind, text string, fill func(*event)) *event {
+// react records what a client did, as a reaction to the current step.
+func (r *run) react(c int, kind, text string, fill func(*event)) {
+	r.add(phaseReaction, &event{client: c, kind: kind, text: text}, fill)
+}
+
+// note records what the scheduler did, as part of the current step.
+func (r *run) note(c int, kind, text string, fill func(*event)) {
+	r.add(phaseStep, &event{client: c, kind: kind, text: text}, fill)
+}
+
+func (r *run) add(phase int, e *event, fill func(*event)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	seq := 0
-	if cl := r.byID[c]; cl != nil {
+	r.addLocked(phase, e, fill)
+}
+
+func (r *run) addLocked(phase int, e *event, fill func(*event)) {
+	e.step, e.phase = r.step, phase
+	if cl := r.byID[e.client]; cl != nil {
 		cl.seq++
-		seq = cl.seq
+		e.seq = cl.seq
 	}
-	e := &event{step: r.step, phase: r.phase, client: c, seq: seq, kind: kind, text: text}
 	if fill != nil {
 		fill(e)
 	}
 	r.events = append(r.events, e)
-	return e
 }
 
 // outcome is a finished run: its decisions, history and verdict.
@@ -211,28 +235,23 @@ func (o *outcome) failed() bool { return o.property != "" }
 func execute(f Factory, cfg Config, d decider) *outcome {
 	r := &run{cfg: cfg, byID: map[int]*client{}}
 	r.srv = model.NewServer(model.WithManualTransport(), model.WithObserver(func(rec model.Record) {
-		// Called under the model's lock, from the scheduler or from a client goroutine.
+		// Called under the model's lock, from the scheduler or from a client goroutine: the record says
+		// whether the step itself produced it.
 		e := &event{client: rec.Client, kind: "model:" + rec.Kind, text: rec.Detail, session: rec.Session}
 		if rec.Kind == "notify" {
 			e.path, e.zxid = parseNotify(rec.Detail)
 		}
-		r.mu.Lock()
-		e.step, e.phase = r.step, r.phase
-		if cl := r.byID[e.client]; cl != nil {
-			cl.seq++
-			e.seq = cl.seq
+		phase := phaseReaction
+		if rec.Step {
+			phase = phaseStep
 		}
-		r.events = append(r.events, e)
-		r.mu.Unlock()
+		r.add(phase, e, nil)
 	}))
 	out := &outcome{}
 	if err := r.setup(f); err != nil {
 		out.property, out.verdict = "setup", err.Error()
 		return out
 	}
-	r.mu.Lock()
-	r.phase = 1 // what the clients do before the first step is their reaction to the start
-	r.mu.Unlock()
 	for i := range r.clients {
 		r.wg.Add(1)
 		go r.workload(r.clients[i])
@@ -261,8 +280,20 @@ func execute(f Factory, cfg Config, d decider) *outcome {
 	return out
 }
 
-// setup makes the lock's parent and the clients. The parent is created by a client of its own, driven here.
+// setup makes the clients, c1…cK, and the lock's parent. The parent is created by a client of its own (the
+// admin, connected last so that the clients are numbered from 1), driven here; the history starts after it.
 func (r *run) setup(f Factory) error {
+	for i := 0; i < r.cfg.Clients; i++ {
+		conn, _, err := r.srv.Connect(sessionTimeout)
+		if err != nil {
+			return err
+		}
+		c := &client{id: conn.ClientID(), conn: conn, reqs: make(chan regRequest, 1)}
+		r.mu.Lock()
+		r.clients = append(r.clients, c)
+		r.byID[c.id] = c
+		r.mu.Unlock()
+	}
 	admin, _, err := r.srv.Connect(sessionTimeout)
 	if err != nil {
 		return err
@@ -293,20 +324,15 @@ func (r *run) setup(f Factory) error {
 	}
 	r.mu.Lock()
 	r.events = r.events[:0] // the history starts with the clients
-	r.mu.Unlock()
-	for i := 0; i < r.cfg.Clients; i++ {
-		conn, _, err := r.srv.Connect(sessionTimeout)
-		if err != nil {
-			return err
-		}
-		c := &client{id: conn.ClientID(), conn: conn, reqs: make(chan regRequest, 1)}
-		r.mu.Lock()
-		r.clients = append(r.clients, c)
-		r.byID[c.id] = c
-		r.mu.Unlock()
+	for _, c := range r.clients {
+		c.seq = 0
 	}
+	r.mu.Unlock()
 	for _, c := range r.clients {
 		c.lock = f(c.conn, lockDir)
+		if c.lock == nil {
+			return fmt.Errorf("the Factory returned a nil Locker for client c%d: it must return a lock on the given connection and path", c.id)
+		}
 	}
 	return nil
 }
@@ -322,32 +348,37 @@ func (r *run) workload(c *client) {
 	for round := 1; round <= r.cfg.Rounds; round++ {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		r.mu.Lock()
+		if r.stopping {
+			r.mu.Unlock()
+			cancel(nil)
+			return
+		}
 		c.cancel, c.inLock = cancel, true
 		c.deadline = 0
 		if r.cfg.Deadline > 0 && c.id%2 == 1 {
 			c.deadline = r.elapsed + r.cfg.Deadline.Milliseconds()
 		}
 		r.mu.Unlock()
-		r.log(c.id, "lock", fmt.Sprintf("Lock() round %d", round), nil)
+		r.react(c.id, "lock", fmt.Sprintf("Lock() round %d", round), nil)
 		err := c.lock.Lock(ctx)
 		r.mu.Lock()
 		c.inLock, c.cancel = false, nil
 		r.mu.Unlock()
 		cancel(nil)
 		if err != nil {
-			r.log(c.id, "lock-err", fmt.Sprintf("Lock() failed: %v", err), func(e *event) { e.err = err })
+			r.react(c.id, "lock-err", fmt.Sprintf("Lock() failed: %v", err), func(e *event) { e.err = err })
 			continue
 		}
 		token := c.lock.Token()
 		sess := c.conn.SessionID()
-		r.log(c.id, "lock-ok", fmt.Sprintf("Lock() ok, token %d, session %#x", token, sess), func(e *event) { e.token, e.session = token, sess })
+		r.react(c.id, "lock-ok", fmt.Sprintf("Lock() ok, token %d, session %#x", token, sess), func(e *event) { e.token, e.session = token, sess })
 		r.critical(c, token)
-		r.log(c.id, "unlock", "Unlock()", nil)
+		r.react(c.id, "unlock", "Unlock()", nil)
 		uerr := c.lock.Unlock(context.Background())
 		if uerr != nil {
-			r.log(c.id, "unlock-err", fmt.Sprintf("Unlock() failed: %v", uerr), func(e *event) { e.err = uerr })
+			r.react(c.id, "unlock-err", fmt.Sprintf("Unlock() failed: %v", uerr), func(e *event) { e.err = uerr })
 		} else {
-			r.log(c.id, "unlock-ok", "Unlock() ok", nil)
+			r.react(c.id, "unlock-ok", "Unlock() ok", nil)
 		}
 	}
 }
@@ -355,8 +386,8 @@ func (r *run) workload(c *client) {
 // critical is the critical section: read the register, then write it plus one, both with the fencing token,
 // each a step the scheduler takes. A Locker that reports loss (Lost) is asked before the write.
 func (r *run) critical(c *client, token int64) {
-	op := &csOp{token: token}
-	r.log(c.id, "cs-read", fmt.Sprintf("read register with token %d", token), func(e *event) { e.op = op })
+	op := &csOp{token: token, lostAtRead: lost(c.lock)}
+	r.react(c.id, "cs-read", fmt.Sprintf("read register with token %d", token), func(e *event) { e.op = op })
 	rep := r.register(c, regRequest{token: token})
 	op.readOK, op.read = rep.ok, rep.value
 	if rep.value < 0 {
@@ -364,17 +395,13 @@ func (r *run) critical(c *client, token int64) {
 		return
 	}
 	if !rep.ok {
-		r.log(c.id, "cs-refused", fmt.Sprintf("register refused the read: token %d is stale", token), func(e *event) { e.op = op })
+		r.react(c.id, "cs-refused", fmt.Sprintf("register refused the read: token %d is stale", token), func(e *event) { e.op = op })
 		return
 	}
-	r.log(c.id, "cs-value", fmt.Sprintf("register read %d", rep.value), func(e *event) { e.op = op })
-	if l, ok := c.lock.(interface{ Lost() <-chan struct{} }); ok {
-		select {
-		case <-l.Lost():
-			r.log(c.id, "cs-abort", "lock lost: write skipped", func(e *event) { e.op = op })
-			return
-		default:
-		}
+	r.react(c.id, "cs-value", fmt.Sprintf("register read %d", rep.value), func(e *event) { e.op = op })
+	if lost(c.lock) {
+		r.react(c.id, "cs-abort", "lock lost: write skipped", func(e *event) { e.op = op })
+		return
 	}
 	op.wrote = true
 	rep = r.register(c, regRequest{write: true, token: token, value: op.read + 1})
@@ -387,7 +414,19 @@ func (r *run) critical(c *client, token int64) {
 	if !rep.ok {
 		verdict = "refused: stale token"
 	}
-	r.log(c.id, "cs-write", fmt.Sprintf("write %d with token %d: %s", op.read+1, token, verdict), func(e *event) { e.op = op })
+	r.react(c.id, "cs-write", fmt.Sprintf("write %d with token %d: %s", op.read+1, token, verdict), func(e *event) { e.op = op })
+}
+
+// lost reports whether a Locker that reports loss (Lost) has closed its channel.
+func lost(l Locker) bool {
+	if l, ok := l.(interface{ Lost() <-chan struct{} }); ok {
+		select {
+		case <-l.Lost():
+			return true
+		default:
+		}
+	}
+	return false
 }
 
 func (r *run) register(c *client, req regRequest) regReply {
@@ -516,7 +555,7 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 			if c.inLock && c.cancel != nil {
 				cancel, id := c.cancel, c.id
 				faults = append(faults, r.choice(fmt.Sprintf("cancel c%d", c.id), func() {
-					r.log(id, "cancelled", "Lock's context cancelled", nil)
+					r.note(id, "cancelled", "Lock's context cancelled", nil)
 					cancel(context.Canceled)
 				}))
 			}
@@ -540,20 +579,18 @@ func (r *run) modelChoice(st model.Step) choice {
 // choice wraps an action so that taking it advances the step counter and records the decision.
 func (r *run) choice(label string, do func()) choice {
 	return choice{label: label, do: func() {
-		r.mu.Lock()
-		r.step++
-		r.phase = 0
-		r.mu.Unlock()
 		r.decisions = append(r.decisions, label)
-		r.mu.Lock()
-		at := r.elapsed
-		r.mu.Unlock()
-		r.log(0, "decision", label, func(e *event) { e.at = at })
+		r.beginStep(label)
 		do()
-		r.mu.Lock()
-		r.phase = 1
-		r.mu.Unlock()
 	}}
+}
+
+// beginStep starts the next step of the history with the scheduler's decision.
+func (r *run) beginStep(label string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.step++
+	r.addLocked(phaseStep, &event{kind: "decision", text: label, at: r.elapsed}, nil)
 }
 
 // advance moves the model's clock and cancels the Lock calls whose deadline it passes.
@@ -573,7 +610,7 @@ func (r *run) advance(d time.Duration) {
 	}
 	r.mu.Unlock()
 	for _, d := range expired {
-		r.log(d.id, "cancelled", "Lock's deadline passed", nil)
+		r.note(d.id, "cancelled", "Lock's deadline passed", nil)
 		d.cancel(context.DeadlineExceeded)
 	}
 }
@@ -590,45 +627,95 @@ func (r *run) stuckClients() []int {
 	return stuck
 }
 
-// shutdown ends every client so that no goroutine outlives the bubble: contexts cancelled, connections
-// closed, and the closes carried out.
+// errRunOver is the cause given to the contexts of the Lock calls still running when a run ends.
+var errRunOver = errors.New("check: run over")
+
+// shutdown ends every client so that no goroutine outlives the bubble. It is taken as steps of the history,
+// each carried out until the clients are quiet before the next begins, so that what the clients do in
+// reaction comes out the same every time: first no client starts another round and every Lock's context is
+// cancelled, and what that sets off runs its course (requests applied, replies delivered, register requests
+// refused); then each connection is closed in turn, and its close runs its course.
 func (r *run) shutdown() {
-	r.log(0, "shutdown", "the run is over: every client is cancelled and closed", nil)
+	r.beginStep("shutdown")
+	r.note(0, "shutdown", "the run is over: every client is cancelled, then closed", nil)
 	r.mu.Lock()
+	r.stopping = true
+	var cancels []context.CancelCauseFunc
 	for _, c := range r.clients {
 		if c.cancel != nil {
-			c.cancel(errors.New("check: run over"))
+			cancels = append(cancels, c.cancel)
 		}
 	}
 	r.mu.Unlock()
-	for _, c := range r.clients {
-		c.conn.Close()
+	for _, cancel := range cancels {
+		cancel(errRunOver)
 	}
-	for i := 0; i < drainLimit; i++ {
-		synctest.Wait()
-		// Answer register requests (refusing them) so critical sections end.
-		for _, c := range r.clients {
-			select {
-			case req := <-c.reqs:
-				req.reply <- regReply{value: -1}
-			default:
-			}
-			if c.pending != nil {
-				c.pending.reply <- regReply{value: -1}
-				c.pending = nil
-			}
-		}
-		p := r.srv.Pending()
-		if len(p) == 0 {
-			if r.allDone() {
-				break
-			}
-			time.Sleep(idleLimit)
-			continue
-		}
-		_ = r.srv.Do(p[0])
+	r.windDown()
+	for _, c := range r.clients {
+		r.beginStep(fmt.Sprintf("close c%d", c.id))
+		c.conn.Close()
+		r.windDown()
 	}
 	r.wg.Wait()
+}
+
+// windDown carries out what the clients do until they are quiet: register requests are refused, pending
+// model steps are taken one at a time (each a step of the history), and when nothing is pending the bubble's
+// clock runs, so that the clients' own timers fire, until something is or idleLimit has passed.
+func (r *run) windDown() {
+	for n := 0; n < drainLimit; n++ {
+		synctest.Wait()
+		if r.refuseRegisterRequests() {
+			continue
+		}
+		if p := r.srv.Pending(); len(p) > 0 {
+			r.beginStep(p[0].String())
+			if err := r.srv.Do(p[0]); err != nil {
+				panic(fmt.Sprintf("check: model refused a step it offered: %v", err))
+			}
+			continue
+		}
+		if r.allDone() || !r.idle() {
+			return
+		}
+	}
+}
+
+// refuseRegisterRequests answers every waiting register request with "no answer" (the run is over), so that
+// critical sections end; it reports whether there were any.
+func (r *run) refuseRegisterRequests() bool {
+	refused := false
+	for _, c := range r.clients {
+		select {
+		case req := <-c.reqs:
+			c.pending = &req
+		default:
+		}
+		if c.pending != nil {
+			c.pending.reply <- regReply{value: -1}
+			c.pending = nil
+			refused = true
+		}
+	}
+	return refused
+}
+
+// idle lets the bubble's clock run in doubling sleeps, up to idleLimit, until a client asks for something
+// or every client is done; it reports whether that happened.
+func (r *run) idle() bool {
+	for d := time.Millisecond; d <= idleLimit; d *= 2 {
+		time.Sleep(d)
+		synctest.Wait()
+		if r.allDone() || len(r.srv.Pending()) > 0 {
+			return true
+		}
+		for _, c := range r.clients {
+			if len(c.reqs) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // orderedHistory returns the events in a deterministic order: by step, the scheduler's part first, then the

@@ -129,6 +129,7 @@ func ParseTrace(path string) (*Trace, error) {
 	section, n := "header", 0
 	var history strings.Builder
 	seen := map[string]bool{}
+	drained := false
 	for sc.Scan() {
 		n++
 		line := sc.Text()
@@ -141,6 +142,7 @@ func ParseTrace(path string) (*Trace, error) {
 		switch {
 		case line == "decisions:" || line == "history:" || line == "final state:":
 			section = strings.TrimSuffix(line, ":")
+			seen[line] = true
 			continue
 		case strings.HasPrefix(line, "verdict: ") && section != "header":
 			section = "end"
@@ -159,18 +161,24 @@ func ParseTrace(path string) (*Trace, error) {
 				return nil, bad(n, "%v", err)
 			}
 			seen[key] = true
-		case "decisions":
+		case "decisions", "after-drain":
 			d := strings.TrimSpace(line)
-			if d == "" || d == "# drain" {
-				if d == "# drain" {
-					section = "after-drain"
+			if d == "" {
+				continue
+			}
+			if d == "# drain" {
+				if drained {
+					return nil, bad(n, "a second \"# drain\" line")
 				}
+				drained, section = true, "after-drain"
 				continue
 			}
 			if !strings.HasPrefix(line, "  ") || !validDecision(d) {
 				return nil, bad(n, "malformed decision %q (want e.g. \"apply c1\", \"cancel c2\", \"advance 14s\")", line)
 			}
-			tr.Decisions = append(tr.Decisions, d)
+			if section == "decisions" {
+				tr.Decisions = append(tr.Decisions, d) // the drain's own decisions are not replayed: it drains the same way
+			}
 		case "history":
 			history.WriteString(line + "\n")
 		}
@@ -182,6 +190,14 @@ func ParseTrace(path string) (*Trace, error) {
 		if !seen[key] {
 			return nil, bad(n, "the header has no %q line", key)
 		}
+	}
+	switch {
+	case !seen["decisions:"]:
+		return nil, bad(n, "the trace ends without its \"decisions:\" section: the file is truncated, write it again (make check, or your test with -check.traces)")
+	case !drained:
+		return nil, bad(n, "the decisions end without the \"# drain\" line: the file is truncated")
+	case !seen["history:"]:
+		return nil, bad(n, "the trace ends without its \"history:\" section: the file is truncated")
 	}
 	tr.History = history.String()
 	return tr, nil
@@ -215,6 +231,9 @@ func (tr *Trace) setHeader(key, val string) error {
 	var err error
 	switch key {
 	case "variant":
+		if err := validName(val); err != nil {
+			return err
+		}
 		c.Name = val
 	case "clients":
 		c.Clients, err = atoi()

@@ -21,7 +21,8 @@ type Server struct {
 	cfg     config
 	core    *core
 	clients []*Conn
-	seq     int // records emitted
+	seq     int  // records emitted
+	inStep  bool // a step is being taken (Do, Advance, Expire): its records are marked Step
 }
 
 type config struct {
@@ -77,6 +78,11 @@ type Record struct {
 	Session int64         // the client's session at the time, if any
 	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close"
 	Detail  string        // what happened, e.g. "create /lock/n- flags=3 -> /lock/n-0000000001 zxid=5"
+	// Step is true for what a step produced (Do, Advance or Expire, under the server's lock) and false for
+	// what a client's own call produced (a Close, say) or what Pending, Faults or Do found clients had sent
+	// since the scheduler last looked. A scheduler that runs clients in goroutines tells a step's own
+	// records from the clients' reactions to it by this, whichever goroutine got the lock first.
+	Step bool
 }
 
 // String renders the record on one line.
@@ -97,7 +103,7 @@ func (s *Server) record(c *Conn, kind, format string, args ...any) {
 		return
 	}
 	s.seq++
-	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: fmt.Sprintf(format, args...), Step: s.inStep}
 	if c != nil {
 		r.Client, r.Session = c.id, c.session
 	}
@@ -149,8 +155,15 @@ func (s *Server) Expire(sessionID int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushOutgoing()
+	defer s.stepping()()
 	s.expire(sessionID)
 	s.settle()
+}
+
+// stepping marks the records that follow as a step's own, until the returned func is called.
+func (s *Server) stepping() (done func()) {
+	s.inStep = true
+	return func() { s.inStep = false }
 }
 
 func (s *Server) expire(sid int64) {
@@ -201,6 +214,7 @@ func (s *Server) Advance(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushOutgoing()
+	defer s.stepping()()
 	s.core.now += d.Milliseconds()
 	s.record(nil, "advance", "clock +%s", d)
 	heard := map[int64]bool{}
@@ -431,6 +445,7 @@ func (s *Server) Do(st Step) error {
 	if !s.can(c, st.Kind) {
 		return fmt.Errorf("model: step %s cannot be taken now (%s)", st, c.describe())
 	}
+	defer s.stepping()()
 	switch st.Kind {
 	case Apply:
 		s.apply(c)
@@ -483,6 +498,8 @@ func (s *Server) apply(c *Conn) {
 func describeResult(r *request, res result) string {
 	var b strings.Builder
 	switch {
+	case r.op == opExists && res.err == zk.ErrNoNode:
+		b.WriteString("false") // not an error to the caller: exists says the node is not there
 	case res.err != nil && r.op != opMulti:
 		fmt.Fprintf(&b, "error %q", res.err)
 	case r.op == opCreate || r.op == opSync:
@@ -491,7 +508,9 @@ func describeResult(r *request, res result) string {
 		fmt.Fprintf(&b, "%v", res.children)
 	case r.op == opGetData:
 		fmt.Fprintf(&b, "%q version=%d", res.data, res.stat.Version)
-	case r.op == opExists || r.op == opSetData:
+	case r.op == opExists:
+		fmt.Fprintf(&b, "true version=%d czxid=%d", res.stat.Version, res.stat.Czxid)
+	case r.op == opSetData:
 		fmt.Fprintf(&b, "version=%d czxid=%d", res.stat.Version, res.stat.Czxid)
 	case r.op == opMulti:
 		for i, m := range res.multi {
