@@ -1,0 +1,165 @@
+package check
+
+import (
+	"context"
+	"fmt"
+)
+
+// This file is the workload every client runs, whatever kind of client it is: rounds of Lock, a fenced
+// read-modify-write of the shared register, and Unlock.
+
+// csOp is one critical section: its fenced read and write, and what the register answered.
+type csOp struct {
+	token int64
+	// lostAtRead: the Locker's Lost() had closed when the client asked for the read, so the read may be
+	// refused without breaking the fencing property. (A client told of loss skips the write.)
+	lostAtRead bool
+	readOK     bool
+	read       int
+	wrote      bool
+	writeOK    bool
+	// incomplete: the run ended before the register answered (only when clients are stuck)
+	incomplete bool
+}
+
+// register is the shared state the critical sections update. It refuses a read or a write whose fencing
+// token is lower than one it has already seen; token 0 means "no token" and is never refused.
+type register struct {
+	value    int
+	maxToken int64
+}
+
+func (r *register) admit(token int64) bool {
+	if token == 0 {
+		return true
+	}
+	if token < r.maxToken {
+		return false
+	}
+	r.maxToken = token
+	return true
+}
+
+type client struct {
+	id     int
+	conn   clientConn
+	lock   Locker
+	reqs   chan regRequest
+	cancel context.CancelCauseFunc
+	// deadline in virtual milliseconds since the start, or 0
+	deadline int64
+	inLock   bool
+	pending  *regRequest
+	done     bool
+	seq      int
+}
+
+type regRequest struct {
+	write bool
+	token int64
+	value int
+	reply chan regReply
+}
+
+type regReply struct {
+	ok    bool
+	value int
+}
+
+// workload is one client: Rounds times lock, a fenced read-modify-write of the register, unlock.
+func (r *run) workload(c *client) {
+	defer r.wg.Done()
+	defer func() {
+		r.mu.Lock()
+		c.done = true
+		r.mu.Unlock()
+	}()
+	for round := 1; round <= r.cfg.Rounds; round++ {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		r.mu.Lock()
+		if r.stopping {
+			r.mu.Unlock()
+			cancel(nil)
+			return
+		}
+		c.cancel, c.inLock = cancel, true
+		c.deadline = 0
+		if r.cfg.Deadline > 0 && c.id%2 == 1 {
+			c.deadline = r.elapsed + r.cfg.Deadline.Milliseconds()
+		}
+		r.mu.Unlock()
+		r.react(c.id, "lock", fmt.Sprintf("Lock() round %d", round), nil)
+		err := c.lock.Lock(ctx)
+		r.mu.Lock()
+		c.inLock, c.cancel = false, nil
+		r.mu.Unlock()
+		cancel(nil)
+		if err != nil {
+			r.react(c.id, "lock-err", fmt.Sprintf("Lock() failed: %v", err), func(e *event) { e.err = err })
+			continue
+		}
+		token := c.lock.Token()
+		sess := c.conn.SessionID()
+		r.react(c.id, "lock-ok", fmt.Sprintf("Lock() ok, token %d, session %#x", token, sess), func(e *event) { e.token, e.session = token, sess })
+		r.critical(c, token)
+		r.react(c.id, "unlock", "Unlock()", nil)
+		uerr := c.lock.Unlock(context.Background())
+		if uerr != nil {
+			r.react(c.id, "unlock-err", fmt.Sprintf("Unlock() failed: %v", uerr), func(e *event) { e.err = uerr })
+		} else {
+			r.react(c.id, "unlock-ok", "Unlock() ok", nil)
+		}
+	}
+}
+
+// critical is the critical section: read the register, then write it plus one, both with the fencing token,
+// each a step the scheduler takes. A Locker that reports loss (Lost) is asked before the write.
+func (r *run) critical(c *client, token int64) {
+	op := &csOp{token: token, lostAtRead: lost(c.lock)}
+	r.react(c.id, "cs-read", fmt.Sprintf("read register with token %d", token), func(e *event) { e.op = op })
+	rep := r.register(c, regRequest{token: token})
+	op.readOK, op.read = rep.ok, rep.value
+	if rep.value < 0 {
+		op.incomplete = true
+		return
+	}
+	if !rep.ok {
+		r.react(c.id, "cs-refused", fmt.Sprintf("register refused the read: token %d is stale", token), func(e *event) { e.op = op })
+		return
+	}
+	r.react(c.id, "cs-value", fmt.Sprintf("register read %d", rep.value), func(e *event) { e.op = op })
+	if lost(c.lock) {
+		r.react(c.id, "cs-abort", "lock lost: write skipped", func(e *event) { e.op = op })
+		return
+	}
+	op.wrote = true
+	rep = r.register(c, regRequest{write: true, token: token, value: op.read + 1})
+	op.writeOK = rep.ok
+	if rep.value < 0 {
+		op.incomplete = true
+		return
+	}
+	verdict := "accepted"
+	if !rep.ok {
+		verdict = "refused: stale token"
+	}
+	r.react(c.id, "cs-write", fmt.Sprintf("write %d with token %d: %s", op.read+1, token, verdict), func(e *event) { e.op = op })
+}
+
+// lost reports whether a Locker that reports loss (Lost) has closed its channel.
+func lost(l Locker) bool {
+	if l, ok := l.(interface{ Lost() <-chan struct{} }); ok {
+		select {
+		case <-l.Lost():
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+func (r *run) register(c *client, req regRequest) regReply {
+	req.reply = make(chan regReply, 1)
+	c.reqs <- req
+	return <-req.reply
+}
