@@ -42,14 +42,14 @@ type wireState struct {
 type wireLink struct {
 	srv      *Server
 	nc       net.Conn
-	slot     *Conn        // the client it belongs to, once known (a Dialer knows it up front)
-	auth     []authID     // identities added with addAuth; a connection's, as in ZooKeeper
-	readOnly bool         // the connect request carried the readOnly byte: the response carries one too
-	mu       sync.Mutex   // guards the fields below
-	queue    [][]byte     // frames waiting to be written
-	queued   int          // their bytes
-	closing  bool         // close the connection once the queue is written
-	dead     bool         // closed: nothing more is written
+	slot     *Conn         // the client it belongs to, once known (a Dialer knows it up front)
+	auth     []authID      // identities added with addAuth; a connection's, as in ZooKeeper
+	readOnly bool          // the connect request carried the readOnly byte: the response carries one too
+	mu       sync.Mutex    // guards the fields below
+	queue    [][]byte      // frames waiting to be written
+	queued   int           // their bytes
+	closing  bool          // close the connection once the queue is written
+	dead     bool          // closed: nothing more is written
 	kick     chan struct{} // wakes the writer; capacity 1
 }
 
