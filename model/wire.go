@@ -487,12 +487,10 @@ func isWriteType(t int32) bool {
 // itself (auth, whoAmI, setWatches, multiRead, addWatch).
 func coreRequest(r *jute.Request) *request {
 	switch r.Header.Type {
-	case jute.OpCreate, jute.OpCreate2:
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		// The node's mode comes from the flags whatever the opcode (measured: a createContainer with flags 0
+		// answers in a multi as a plain create); the opcode chooses the reply's form.
 		return &request{op: opCreate, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
-	case jute.OpCreateContainer:
-		return &request{op: opCreate, path: r.Path, data: r.Data, flags: zk.FlagContainer, acl: r.ACL}
-	case jute.OpCreateTTL:
-		return &request{op: opCreate, path: r.Path, data: r.Data, flags: zk.FlagTTL, acl: r.ACL}
 	case jute.OpDelete:
 		return &request{op: opDelete, path: r.Path, version: r.Version}
 	case jute.OpExists:
@@ -527,12 +525,8 @@ func coreRequest(r *jute.Request) *request {
 		ops := make([]any, 0, len(r.Ops))
 		for _, o := range r.Ops {
 			switch o.Header.Type {
-			case jute.OpCreate, jute.OpCreate2:
+			case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags})
-			case jute.OpCreateContainer:
-				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: zk.FlagContainer})
-			case jute.OpCreateTTL:
-				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: zk.FlagTTL})
 			case jute.OpDelete:
 				ops = append(ops, &zk.DeleteRequest{Path: o.Path, Version: o.Version})
 			case jute.OpSetData:
@@ -693,9 +687,9 @@ func (s *Server) applyCore(c *Conn, cl *call) string {
 	return detail
 }
 
-// multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create whose
-// node is a container, or a create2, answers as create2 (path and stat); a failed multi answers every op as
-// an error (0 for the ones before the failure, -2 after it).
+// multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create2, or
+// any create whose flags make a container, answers as create2 (path and stat), other creates with the path
+// alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
 func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 	out := make([]jute.OpResult, len(res.multi))
 	failed := res.err != nil
@@ -707,7 +701,7 @@ func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 		}
 		switch op.Header.Type {
 		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-			if op.Header.Type == jute.OpCreate && op.Flags != zk.FlagContainer {
+			if op.Header.Type != jute.OpCreate2 && op.Flags != zk.FlagContainer {
 				out[i] = jute.OpResult{Type: jute.OpCreate, Path: m.String}
 				break
 			}
