@@ -687,9 +687,9 @@ func (s *Server) applyCore(c *Conn, cl *call) string {
 	return detail
 }
 
-// multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create2, or
-// any create whose flags make a container, answers as create2 (path and stat), other creates with the path
-// alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
+// multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create whose
+// flags make a container answers as create2 (path and stat), whatever its opcode; any other create (create2
+// included) with the path alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
 func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 	out := make([]jute.OpResult, len(res.multi))
 	failed := res.err != nil
@@ -701,7 +701,7 @@ func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 		}
 		switch op.Header.Type {
 		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-			if op.Header.Type != jute.OpCreate2 && op.Flags != zk.FlagContainer {
+			if op.Flags != zk.FlagContainer {
 				out[i] = jute.OpResult{Type: jute.OpCreate, Path: m.String}
 				break
 			}
@@ -728,15 +728,15 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 	r := &w.req
 	switch w.op {
 	case jute.OpAuth:
-		// ZooKeeper answers auth packets at once, with xid -4 and zxid 0; an unknown scheme is AUTHFAILED, and
+		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; an unknown scheme is AUTHFAILED, and
 		// the server closes the connection. Digest identities are user:base64(sha1(user:password)).
 		if r.Scheme != "digest" {
-			w.frame = replyFrame(jute.XidAuth, 0, -115, nil)
+			w.frame = replyFrame(w.xid, 0, -115, nil)
 			return "error auth failed; closing", true
 		}
 		user, _, _ := strings.Cut(string(r.Auth), ":")
 		l.auth = append(l.auth, authID{"digest", user})
-		w.frame = replyFrame(jute.XidAuth, 0, 0, nil)
+		w.frame = replyFrame(w.xid, 0, 0, nil)
 		return "ok digest:" + digestID(r.Auth), false
 	case jute.OpWhoAmI:
 		clients := []jute.ClientInfo{{AuthScheme: "ip", User: remoteIP(l.nc)}}
@@ -749,18 +749,18 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 		return fmt.Sprintf("%v zxid=%d", clients, s.core.zxid), false
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		if w.op == jute.OpSetWatches2 && (r.DataWatches == nil || r.ExistWatches == nil || r.ChildWatches == nil || r.PersistentWatches == nil || r.RecursiveWatches == nil) {
-			w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, -5, nil) // a null list: the server cannot read it
+			w.frame = replyFrame(w.xid, s.core.zxid, -5, nil) // a null list: the server cannot read it
 			return "error marshalling (a null watch list)", false
 		}
 		if len(r.PersistentWatches)+len(r.RecursiveWatches) > 0 {
-			w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, -6, nil)
+			w.frame = replyFrame(w.xid, s.core.zxid, -6, nil)
 			return "error unimplemented (persistent watches are not modelled)", false
 		}
 		notes := s.core.setWatches(c.session, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches)
 		for _, n := range notes {
 			c.outbox = append(c.outbox, outItem{event: n.event})
 		}
-		w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, 0, nil)
+		w.frame = replyFrame(w.xid, s.core.zxid, 0, nil)
 		return fmt.Sprintf("ok, %d fired zxid=%d", len(notes), s.core.zxid), false
 	case jute.OpMultiRead:
 		results := make([]jute.OpResult, 0, len(r.Ops))
