@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkmodel/zkmodel/model/internal/jute"
+	"github.com/zkmodel/zkmodel/model/jute"
 )
 
 // This file is the wire front end: the server side of ZooKeeper's client protocol, so that real clients
@@ -263,6 +263,12 @@ func (l *wireLink) readLoop() {
 	}
 	for {
 		frame, err := jute.ReadFrame(l.nc, jute.MaxBuffer)
+		if errors.Is(err, jute.ErrFrameTooLarge) {
+			// ZooKeeper has already read what the client sent with the frame's length when it refuses it, and
+			// closes the connection cleanly; closing with unread input would reset it instead.
+			_ = l.nc.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			_, _ = io.Copy(io.Discard, io.LimitReader(l.nc, 64<<10))
+		}
 		s.mu.Lock()
 		if err != nil {
 			s.linkLost(l, err)
