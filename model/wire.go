@@ -117,6 +117,12 @@ func (p pipeConn) wrap(op string, err error) error {
 // opts are zk.Connect's options (zk.WithLogger, zk.WithEventCallback, …): go-zookeeper does not export their
 // type, so they are taken as the func(*zk.Conn) it is.
 func ConnectZK(srv *Server, sessionTimeout time.Duration, opts ...func(*zk.Conn)) (*zk.Conn, <-chan zk.Event, error) {
+	srv.mu.Lock()
+	closed := srv.wire.closed
+	srv.mu.Unlock()
+	if closed {
+		return nil, nil, fmt.Errorf("model: ConnectZK: the server is closed (Server.Close)")
+	}
 	conn, events, err := zk.Connect([]string{"127.0.0.1:2181"}, sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: ConnectZK: %w", err)
