@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/recipe"
 	"pgregory.net/rapid"
@@ -195,15 +196,23 @@ func isFault(kind string) bool {
 	return false
 }
 
-// RandFor returns a deterministic random stream for a model connection's client (by its ClientID), for
-// Factories whose lock needs randomness (recipe.WithRandom). On any other connection (a real *zk.Conn) it
-// returns crypto/rand's reader: ids there must differ between processes, and replay does not apply.
+// RandFor returns a deterministic random stream for a checked client's connection, keyed by the client's
+// number, for Factories whose lock needs randomness (recipe.WithRandom): a model connection (by its
+// ClientID), or a *zk.Conn that RunZK connected to the model. On any other connection (a real *zk.Conn on a
+// real ensemble) it returns crypto/rand's reader: ids there must differ between processes, and replay does
+// not apply.
 func RandFor(conn recipe.Conn) io.Reader {
-	c, ok := conn.(*model.Conn)
-	if !ok {
+	id := 0
+	switch c := conn.(type) {
+	case *model.Conn:
+		id = c.ClientID()
+	case *zk.Conn:
+		id = wireClientID(c)
+	}
+	if id == 0 {
 		return crand.Reader
 	}
-	return &randReader{r: rand.New(rand.NewPCG(uint64(c.ClientID()), 0x7a6b6d6f64656c))}
+	return &randReader{r: rand.New(rand.NewPCG(uint64(id), 0x7a6b6d6f64656c))}
 }
 
 type randReader struct{ r *rand.Rand }
@@ -226,14 +235,20 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 	if f == nil {
 		t.Fatal("check: Run needs a Factory: a func(conn recipe.Conn, path string) Locker that makes your lock")
 	}
+	return runWith(t, modelClients(f), cfg)
+}
+
+// runWith is Run and RunZK: the exploration, whatever kind of client it schedules.
+func runWith(t *testing.T, kind clients, cfg Config) Report {
+	t.Helper()
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}
 	cfg = fromFlags(cfg).withDefaults()
-	if rep, ok := replayFlag(t, f, cfg); ok {
+	if rep, ok := replayFlag(t, kind, cfg); ok {
 		return rep
 	}
-	if err := probe(t, f, cfg); err != nil {
+	if err := probe(t, kind, cfg); err != nil {
 		t.Fatal(err)
 	}
 	var (
@@ -255,7 +270,7 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 	t.Run("explore", func(t *testing.T) {
 		prop := func(rt *rapid.T) {
 			rapid.SyncTest(rt, func(rt *rapid.T) {
-				out := execute(f, cfg, rapidDecider{t: rt})
+				out := executeWith(kind, cfg, rapidDecider{t: rt})
 				mu.Lock()
 				rep.Runs++
 				if rep.Injected == nil {
@@ -344,10 +359,10 @@ func runPattern(name string) string {
 
 // probe makes one fault-free run, to turn a Factory that cannot make a lock into one clear error before
 // the exploration starts.
-func probe(t *testing.T, f Factory, cfg Config) error {
+func probe(t *testing.T, kind clients, cfg Config) error {
 	var err error
 	synctest.Test(t, func(*testing.T) {
-		if out := execute(f, cfg, &replayDecider{}); out.property == "setup" {
+		if out := executeWith(kind, cfg, &replayDecider{}); out.property == "setup" {
 			err = fmt.Errorf("check: %s: %s", cfg.Name, out.verdict)
 		}
 	})
@@ -355,7 +370,7 @@ func probe(t *testing.T, f Factory, cfg Config) error {
 }
 
 // replayFlag replays -check.replay's trace when it is of cfg's variant; ok says whether it did.
-func replayFlag(t *testing.T, f Factory, cfg Config) (rep Report, ok bool) {
+func replayFlag(t *testing.T, kind clients, cfg Config) (rep Report, ok bool) {
 	t.Helper()
 	if *flagReplay == "" {
 		return Report{}, false
@@ -369,7 +384,7 @@ func replayFlag(t *testing.T, f Factory, cfg Config) (rep Report, ok bool) {
 		return Report{}, false
 	}
 	started := time.Now()
-	text, err := Replay(t, f, tr)
+	text, err := replayWith(t, kind, tr)
 	fmt.Print(text)
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func TestExploreVariant(t *testing.T) {
 	if *flagReport != "" {
 		cfg.Progress = os.Stderr
 	}
-	rep := Run(t, v.Factory, cfg)
+	rep := runWith(t, v.clients(), cfg)
 	if *flagReport != "" {
 		data, err := json.Marshal(rep)
 		if err == nil {
@@ -97,7 +97,7 @@ func TestCheckAll(t *testing.T) {
 	if traces == "" {
 		traces = t.TempDir()
 	}
-	fmt.Printf("%-26s %-8s %-16s %13s %9s %14s %9s  %s\n", "variant", "verdict", "property", "interleavings", "per sec", "first failure", "decisions", "trace")
+	fmt.Printf("%-30s %-8s %-16s %13s %9s %14s %9s  %s\n", "variant", "verdict", "property", "interleavings", "per sec", "first failure", "decisions", "trace")
 	for _, v := range Variants() {
 		rep := exploreInChild(t, v, traces)
 		verdict, first := "pass", "-"
@@ -119,13 +119,13 @@ func TestCheckAll(t *testing.T) {
 			trace = rel
 		}
 		rate := float64(rep.Runs) / rep.Elapsed.Seconds()
-		fmt.Printf("%-26s %-8s %-16s %13d %9.0f %14s %9d  %s\n", v.Name, verdict, prop, rep.Runs, rate, first, rep.Decisions, trace)
+		fmt.Printf("%-30s %-8s %-16s %13d %9.0f %14s %9d  %s\n", v.Name, verdict, prop, rep.Runs, rate, first, rep.Decisions, trace)
 		if v.Expect == "" {
 			var kinds []string
 			for _, f := range faultNames {
 				kinds = append(kinds, fmt.Sprintf("%s %d", f.name, rep.Injected[f.name]))
 			}
-			fmt.Printf("%26s faults injected: %s\n", "", strings.Join(kinds, ", "))
+			fmt.Printf("%30s faults injected: %s\n", "", strings.Join(kinds, ", "))
 		}
 		switch {
 		case v.Expect == "" && rep.Failed:
@@ -139,7 +139,7 @@ func TestCheckAll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Replay(t, v.Factory, tr); err != nil {
+			if _, err := replayWith(t, v.clients(), tr); err != nil {
 				t.Errorf("%s: the shrunk trace does not replay: %v", v.Name, err)
 			}
 		}
@@ -192,16 +192,30 @@ func (d seededDecider) pick(progress, faults []choice) (string, error) {
 	return progress[d.r.IntN(len(progress))].label, nil
 }
 
-func TestSameDecisionsGiveByteIdenticalHistories(t *testing.T) {
+// TestSameDecisionsGiveByteIdenticalHistories runs every variant on the model's own clients twice with the
+// same seeded decisions and every fault kind, and requires byte-identical traces. CI runs it 1000 times.
+func TestSameDecisionsGiveByteIdenticalHistories(t *testing.T) { sameDecisions(t, modelKind, 10) }
+
+// TestSameDecisionsGiveByteIdenticalHistoriesOverTheWire is the same for every variant on go-zookeeper's
+// clients over the wire, whose own goroutines (send and receive loops, pinger, reconnection) race as well.
+// CI runs it 200 times.
+func TestSameDecisionsGiveByteIdenticalHistoriesOverTheWire(t *testing.T) { sameDecisions(t, wireKind, 5) }
+
+func sameDecisions(t *testing.T, kind string, seeds uint64) {
+	n := 0
 	for _, v := range Variants() {
+		if v.clients().name != kind {
+			continue
+		}
+		n++
 		cfg := v.Config
 		cfg.Faults = AllFaults // every variant, every fault kind: the locks' own goroutines race the most here
 		cfg = cfg.withDefaults()
-		for seed := uint64(1); seed <= 10; seed++ {
+		for seed := uint64(1); seed <= seeds; seed++ {
 			var first, second string
 			for i, out := range []*string{&first, &second} {
 				synctest.Test(t, func(t *testing.T) {
-					o := execute(v.Factory, cfg, seededDecider{rand.New(rand.NewPCG(seed, 7))})
+					o := executeWith(v.clients(), cfg, seededDecider{rand.New(rand.NewPCG(seed, 7))})
 					*out = o.render(cfg)
 				})
 				if i == 0 && !strings.Contains(first, "step 10 ") {
@@ -212,6 +226,9 @@ func TestSameDecisionsGiveByteIdenticalHistories(t *testing.T) {
 				t.Fatalf("%s, seed %d: two runs with the same decisions differ:\n%s", v.Name, seed, firstDifference(first, second))
 			}
 		}
+	}
+	if n < 8 {
+		t.Fatalf("only %d variants on %s clients", n, kind)
 	}
 }
 
@@ -231,7 +248,7 @@ func failingTrace(t *testing.T, name string) (v Variant, cfg Config, out *outcom
 	}
 	for seed := uint64(1); seed < 200 && (out == nil || !out.failed()); seed++ {
 		synctest.Test(t, func(t *testing.T) {
-			out = execute(v.Factory, cfg, seededDecider{rand.New(rand.NewPCG(seed, 1))})
+			out = executeWith(v.clients(), cfg, seededDecider{rand.New(rand.NewPCG(seed, 1))})
 		})
 	}
 	if !out.failed() {
@@ -250,7 +267,7 @@ func TestReplayReproducesARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := Replay(t, v.Factory, tr)
+	text, err := replayWith(t, v.clients(), tr)
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
@@ -267,7 +284,7 @@ func TestReplayReproducesARun(t *testing.T) {
 	if tr, err = ParseTrace(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err = Replay(t, v.Factory, tr); !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), `recorded "`) || !strings.Contains(err.Error(), "round 7") {
+	if _, err = replayWith(t, v.clients(), tr); !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), `recorded "`) || !strings.Contains(err.Error(), "round 7") {
 		t.Fatalf("replaying a trace with a changed history: got %v, want ErrDiverged quoting the changed line", err)
 	}
 
@@ -280,7 +297,7 @@ func TestReplayReproducesARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Replay(t, v.Factory, tr)
+	_, err = replayWith(t, v.clients(), tr)
 	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), `decision 1 "cs-write c9"`) {
 		t.Fatalf("replaying a diverging trace: got %v, want ErrDiverged naming decision 1", err)
 	}
@@ -373,7 +390,7 @@ func TestAFactoryReturningNilIsAClearError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "nil Locker for client c1") {
 		t.Fatalf("got %v, want the setup to name the nil Locker", err)
 	}
-	if err := probe(t, nilFactory, cfg); err == nil || !strings.Contains(err.Error(), "nil-locker: the Factory returned a nil Locker") {
+	if err := probe(t, modelClients(nilFactory), cfg); err == nil || !strings.Contains(err.Error(), "nil-locker: the Factory returned a nil Locker") {
 		t.Fatalf("probe: got %v", err)
 	}
 }
@@ -406,7 +423,7 @@ func TestCommittedTracesReplay(t *testing.T) {
 			}
 			// A race that shows once in fifty runs must show here: replay each trace many times in a row.
 			for i := 1; i <= replaysPerTrace; i++ {
-				if _, err := Replay(t, v.Factory, tr); err != nil {
+				if _, err := replayWith(t, v.clients(), tr); err != nil {
 					t.Fatalf("replay %d of %d: %v", i, replaysPerTrace, err)
 				}
 			}
@@ -437,7 +454,7 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (traces of your own locks replay with check.Replay and your Factory)", err)
 	}
-	text, err := Replay(t, v.Factory, tr)
+	text, err := replayWith(t, v.clients(), tr)
 	if *flagReplay != "" {
 		fmt.Print(text)
 	}

@@ -19,8 +19,27 @@ type Variant struct {
 	Name    string
 	Bug     string  // what is wrong with it ("" for the recipe)
 	Expect  string  // the properties that may catch it, "|"-separated ("" for the recipe: it must pass)
-	Factory Factory // makes it
-	Config  Config  // how to explore it (Name, Faults and the like filled in)
+	Factory Factory // makes it on the model's own clients
+	// ZKFactory, when set, makes it on real go-zookeeper clients over the model's wire instead (RunZK).
+	ZKFactory ZKFactory
+	Config    Config // how to explore it (Name, Faults and the like filled in)
+}
+
+// clients returns the kind of client the variant runs on.
+func (v Variant) clients() clients {
+	if v.ZKFactory != nil {
+		return wireClients(v.ZKFactory)
+	}
+	return modelClients(v.Factory)
+}
+
+// overWire runs a variant on go-zookeeper clients over the model's wire, named with a "-wire" suffix.
+func overWire(v Variant) Variant {
+	f := v.Factory
+	v.Name += "-wire"
+	v.Config.Name = v.Name
+	v.Factory, v.ZKFactory = nil, func(conn *zk.Conn, path string) Locker { return f(conn, path) }
+	return v
 }
 
 // Recipe is the Factory of the product's lock (package recipe), with deterministic node ids.
@@ -28,14 +47,15 @@ func Recipe(conn recipe.Conn, path string) Locker {
 	return recipe.NewLock(conn, path, recipe.WithRandom(RandFor(conn)))
 }
 
-// Variants returns the recipe and the six mutants, with the exploration each gets in `make check`.
+// Variants returns the recipe and the seven mutants, on the model's own clients and on go-zookeeper's over
+// the wire, and go-zookeeper's own zk.Lock, with the exploration each gets in `make check`.
 func Variants() []Variant {
 	v := func(name, bug, expect string, bugs mutation, faults Fault) Variant {
 		return Variant{Name: name, Bug: bug, Expect: expect,
 			Factory: func(conn recipe.Conn, path string) Locker { return newMutant(conn, path, bugs) },
 			Config:  Config{Name: name, Faults: faults}}
 	}
-	return []Variant{
+	model := []Variant{
 		{Name: "recipe", Factory: Recipe, Config: Config{Name: "recipe", Faults: AllFaults}},
 		withClients(5, Variant{Name: "recipe-5-clients", Factory: Recipe, Config: Config{Name: "recipe-5-clients", Faults: AllFaults}}),
 		v("mutant-control", "", "", 0, AllFaults),
@@ -47,7 +67,37 @@ func Variants() []Variant {
 		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register", ignoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
 		v("mutant-g-session-token", "uses its session id as the fencing token, which does not grow from one holder to the next", "fencing", sessionToken, 0),
 	}
+	all := append([]Variant(nil), model...)
+	for _, v := range model {
+		if v.Name != "recipe-5-clients" {
+			all = append(all, overWire(v))
+		}
+	}
+	return append(all, ZKLockVariant())
 }
+
+// ZKLockVariant is go-zookeeper's own zk.Lock, unmodified, on go-zookeeper clients over the wire. Its Lock
+// takes no context, so cancellation cannot be injected (FaultCancel is off and no Lock has a deadline); it
+// has no fencing token (0: the register admits everything, and mutual exclusion alone must protect it).
+// README says what the checker finds in it.
+func ZKLockVariant() Variant {
+	const name = "zk-lock"
+	return Variant{Name: name, Bug: "go-zookeeper's zk.Lock, unmodified", Expect: zkLockFinding,
+		ZKFactory: func(conn *zk.Conn, path string) Locker {
+			return zkLock{zk.NewLock(conn, path, zk.WorldACL(zk.PermAll))}
+		},
+		Config: Config{Name: name, Faults: AllFaults &^ FaultCancel, Deadline: -1}}
+}
+
+// zkLockFinding is what the checker finds in zk.Lock: the properties its shrunk trace may break.
+const zkLockFinding = "liveness|hygiene"
+
+// zkLock adapts go-zookeeper's *zk.Lock, whose methods take no context, to Locker.
+type zkLock struct{ l *zk.Lock }
+
+func (z zkLock) Lock(context.Context) error   { return z.l.Lock() }
+func (z zkLock) Unlock(context.Context) error { return z.l.Unlock() }
+func (z zkLock) Token() int64                 { return 0 }
 
 // withClients sets how many clients contend for a variant. Two clients leave no room for a herd, so a
 // mutant that breaks both mutual exclusion and the herd property is shown breaking the former.

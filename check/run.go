@@ -58,16 +58,34 @@ type clientConn interface {
 // clients is what the scheduler schedules: how each of the K clients connects to the model, and how its
 // Locker is made. The scheduler, the workload, the properties and the traces are the same for every kind.
 type clients struct {
+	name string // "model" or "go-zookeeper", as traces name it
 	// connect opens a client's connection inside the run's bubble and returns the model's number for the
 	// client, the one its steps name.
 	connect func(srv *model.Server) (id int, conn clientConn, err error)
 	// lock makes the client's Locker on its connection.
 	lock func(conn clientConn, path string) Locker
+	// forget, if set, is called for each connection once the run is over.
+	forget func(conn clientConn)
+}
+
+// The kinds of client, as traces name them.
+const (
+	modelKind = "model"        // the model's own *model.Conn
+	wireKind  = "go-zookeeper" // go-zookeeper's *zk.Conn over the model's in-process wire
+)
+
+// replayerOf names the function that replays a trace of the given kind of client.
+func replayerOf(kind string) string {
+	if kind == wireKind {
+		return "check.ReplayZK (or RunZK with -check.replay)"
+	}
+	return "check.Replay (or Run with -check.replay)"
 }
 
 // modelClients are the model's own clients (*model.Conn) running f's lock.
 func modelClients(f Factory) clients {
 	return clients{
+		name: modelKind,
 		connect: func(srv *model.Server) (int, clientConn, error) {
 			conn, _, err := srv.Connect(sessionTimeout)
 			if err != nil {
@@ -82,6 +100,7 @@ func modelClients(f Factory) clients {
 // run is one execution: a model server, K clients running the workload, and the scheduler.
 type run struct {
 	cfg     Config
+	kind    clients
 	srv     *model.Server
 	clients []*client
 	byID    map[int]*client // by model ClientID (client 1 is the set-up client)
@@ -128,13 +147,14 @@ func (r *run) addLocked(phase int, e *event, fill func(*event)) {
 
 // outcome is a finished run: its decisions, history and verdict.
 type outcome struct {
-	decisions []string
-	explored  int // decisions before the drain
-	history   []*event
-	property  string // "" when every property held
-	verdict   string
-	lockOps   []lockOp
-	dump      string
+	clientKind string // clients.name
+	decisions  []string
+	explored   int // decisions before the drain
+	history    []*event
+	property   string // "" when every property held
+	verdict    string
+	lockOps    []lockOp
+	dump       string
 }
 
 func (o *outcome) failed() bool { return o.property != "" }
@@ -144,7 +164,7 @@ func execute(f Factory, cfg Config, d decider) *outcome { return executeWith(mod
 
 // executeWith performs one run of the given kind of clients inside the current synctest bubble.
 func executeWith(kind clients, cfg Config, d decider) *outcome {
-	r := &run{cfg: cfg, byID: map[int]*client{}}
+	r := &run{cfg: cfg, kind: kind, byID: map[int]*client{}}
 	r.srv = model.NewServer(model.WithManualTransport(), model.WithObserver(func(rec model.Record) {
 		// Called under the model's lock, from the scheduler or from a client goroutine: the record says
 		// whether the step itself produced it.
@@ -158,14 +178,20 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 		}
 		r.add(phase, e, nil)
 	}))
-	out := &outcome{}
+	out := &outcome{clientKind: kind.name}
 	if err := r.setup(kind); err != nil {
 		out.property, out.verdict = "setup", err.Error()
 		return out
 	}
+	if kind.name == wireKind {
+		defer deterministicCryptoRand()()
+	}
+	// One client at a time, each until it is quiet: what they do at the start reads shared sources (such as
+	// crypto/rand, for go-zookeeper's protected names) in client order.
 	for i := range r.clients {
 		r.wg.Add(1)
 		go r.workload(r.clients[i])
+		synctest.Wait()
 	}
 	// rapid aborts a run by panicking out of a draw (when shrinking runs out of data, say): end the clients
 	// first, or their goroutines would outlive the bubble.
@@ -290,6 +316,11 @@ func (r *run) shutdown() {
 		r.windDown()
 	}
 	r.wg.Wait()
+	if r.kind.forget != nil {
+		for _, c := range r.clients {
+			r.kind.forget(c.conn)
+		}
+	}
 }
 
 // windDown carries out what the clients do until they are quiet: register requests are refused, pending
@@ -334,7 +365,8 @@ func (r *run) refuseRegisterRequests() bool {
 }
 
 // orderedHistory returns the events in a deterministic order: by step, the scheduler's part first, then the
-// clients' reactions in client order (each client's own events keep their order).
+// clients' reactions in client order, each client's own actions before the model's records of it (each
+// group keeps its order).
 func (r *run) orderedHistory() []*event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -352,6 +384,11 @@ func (r *run) orderedHistory() []*event {
 		}
 		if a.client != b.client {
 			return a.client < b.client
+		}
+		// A client's own actions first, then what the model recorded of it: the two can come from different
+		// goroutines (go-zookeeper's redialling, say, beside the workload's), whose race must not show.
+		if am, bm := strings.HasPrefix(a.kind, "model:"), strings.HasPrefix(b.kind, "model:"); am != bm {
+			return bm
 		}
 		return a.seq < b.seq
 	})

@@ -17,7 +17,7 @@ import (
 
 // idleLimit is how long, in the bubble's time, the scheduler lets the clients' own timers run when nothing
 // else can happen, before it concludes that nothing will.
-const idleLimit = time.Hour
+const idleLimit = 2 * time.Minute
 
 // drainLimit bounds the fair drain after the faults stop; a run that has not quiesced by then is a livelock.
 const drainLimit = 20000

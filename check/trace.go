@@ -42,6 +42,7 @@ func (o *outcome) render(cfg Config) string {
 	var b strings.Builder
 	fmt.Fprintln(&b, traceMagic)
 	fmt.Fprintf(&b, "variant: %s\n", cfg.Name)
+	fmt.Fprintf(&b, "client-kind: %s\n", o.clientKind)
 	fmt.Fprintf(&b, "clients: %d\n", cfg.Clients)
 	fmt.Fprintf(&b, "rounds: %d\n", cfg.Rounds)
 	fmt.Fprintf(&b, "steps: %d\n", cfg.Steps)
@@ -106,12 +107,13 @@ func writeTrace(cfg Config, o *outcome) (string, error) {
 
 // Trace is a parsed trace file.
 type Trace struct {
-	Path      string
-	Config    Config
-	Property  string   // the recorded property ("none" for a passing run)
-	Verdict   string   // the recorded verdict sentence
-	Decisions []string // the exploration's decisions, in order
-	History   string   // the recorded history section
+	Path       string
+	Config     Config
+	Property   string   // the recorded property ("none" for a passing run)
+	ClientKind string   // the clients the run used: "model" (Run, Replay) or "go-zookeeper" (RunZK, ReplayZK)
+	Verdict    string   // the recorded verdict sentence
+	Decisions  []string // the exploration's decisions, in order
+	History    string   // the recorded history section
 }
 
 // ParseTrace reads a trace file. A malformed file gives an error naming the file and line.
@@ -120,7 +122,7 @@ func ParseTrace(path string) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("check: reading trace: %w", err)
 	}
-	tr := &Trace{Path: path}
+	tr := &Trace{Path: path, ClientKind: modelKind}
 	bad := func(line int, format string, args ...any) error {
 		return fmt.Errorf("check: %s:%d: %s", path, line, fmt.Sprintf(format, args...))
 	}
@@ -252,6 +254,11 @@ func (tr *Trace) setHeader(key, val string) error {
 		}
 	case "property":
 		tr.Property = val
+	case "client-kind":
+		if val != modelKind && val != wireKind {
+			return fmt.Errorf("client-kind: want %q or %q, got %q", modelKind, wireKind, val)
+		}
+		tr.ClientKind = val
 	case "verdict":
 		tr.Verdict = val
 	default:
@@ -268,12 +275,21 @@ var ErrDiverged = errors.New("check: the replay diverged from the trace")
 // verdict come out differently.
 func Replay(t *testing.T, f Factory, tr *Trace) (string, error) {
 	t.Helper()
+	return replayWith(t, modelClients(f), tr)
+}
+
+// replayWith is Replay and ReplayZK.
+func replayWith(t *testing.T, kind clients, tr *Trace) (string, error) {
+	t.Helper()
+	if tr.ClientKind != kind.name {
+		return "", fmt.Errorf("check: %s ran %s clients; replay it with %s", tr.Path, tr.ClientKind, replayerOf(tr.ClientKind))
+	}
 	cfg := tr.Config
 	cfg.TraceDir = "unused"
 	cfg = cfg.withDefaults()
 	var out *outcome
 	synctest.Test(t, func(t *testing.T) {
-		out = execute(f, cfg, &replayDecider{decisions: tr.Decisions})
+		out = executeWith(kind, cfg, &replayDecider{decisions: tr.Decisions})
 	})
 	text := out.render(cfg)
 	if out.property == "replay" {

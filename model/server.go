@@ -365,7 +365,15 @@ func (s *Server) flushOutgoing() {
 		if len(c.outgoing) == 0 {
 			continue
 		}
-		slices.SortStableFunc(c.outgoing, func(a, b *call) int { return strings.Compare(a.req.String(), b.req.String()) })
+		slices.SortStableFunc(c.outgoing, func(a, b *call) int {
+			if ac, bc := a.control(), b.control(); ac != bc {
+				if ac {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.String(), b.String())
+		})
 		for _, cl := range c.outgoing {
 			if c.connected {
 				c.sent = append(c.sent, cl)
@@ -373,7 +381,7 @@ func (s *Server) flushOutgoing() {
 				c.queued = append(c.queued, cl)
 			}
 			if s.cfg.observer != nil {
-				s.record(c, "send", "%s", cl.req)
+				s.record(c, "send", "%s", cl)
 			}
 		}
 		c.outgoing = c.outgoing[:0]
@@ -422,7 +430,10 @@ func (s *Server) can(c *Conn, k StepKind) bool {
 	case Deliver:
 		return len(c.outbox) > 0
 	case Reconnect:
-		return !c.connected && !c.closed && !c.wireClient // a wire client reconnects by itself
+		if c.wireClient {
+			return c.hello != nil // a wire client redials by itself; its handshake waits for this step
+		}
+		return !c.connected && !c.closed
 	case LoseReply:
 		return live && len(c.outbox) > 0 && c.outbox[0].call != nil
 	case Disconnect:
@@ -453,7 +464,11 @@ func (s *Server) Do(st Step) error {
 	case Deliver:
 		s.deliver(c)
 	case Reconnect:
-		s.reconnect(c)
+		if c.wireClient {
+			s.helloStep(c)
+		} else {
+			s.reconnect(c)
+		}
 	case LoseRequest:
 		s.record(c, "lose-request", "%s", c.sent[0])
 		s.sever(c)
@@ -597,7 +612,8 @@ func (s *Server) sever(c *Conn) {
 		s.core.dropWatches(c.session)
 	}
 	if c.wireClient {
-		s.unlink(c) // the client learns of it from the closed connection, and reconnects by itself
+		c.outgoing = nil // requests still in flight on the dead connection: never read by the server
+		s.unlink(c)      // the client learns of it from the closed connection, and reconnects by itself
 		return
 	}
 	c.setState(zk.StateDisconnected)

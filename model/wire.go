@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -258,8 +259,14 @@ func (l *wireLink) readLoop() {
 	}
 	creq, err := jute.DecodeConnectRequest(body)
 	s.mu.Lock()
-	ok := err == nil && s.handshake(l, creq)
-	s.mu.Unlock()
+	var ok bool
+	if h := s.awaitHello(l, creq, err); h != nil {
+		s.mu.Unlock()
+		ok = <-h.done // the scheduler's Reconnect step answers it
+	} else {
+		ok = err == nil && s.handshake(l, creq)
+		s.mu.Unlock()
+	}
 	if !ok {
 		if err != nil {
 			l.abort()
@@ -410,9 +417,43 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		s.record(slot, "connect", "session %#x resumed timeout=%s", slot.session, timeout)
 	}
 	l.slot, slot.link = slot, l
-	slot.connected, slot.closing = true, false
+	slot.connected, slot.closing, slot.hadSession = true, false, true
 	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
 	return true
+}
+
+// hello is a wire client's connect request waiting, under the manual transport, for the scheduler to take
+// its Reconnect step: which client reconnects first, and so which new session gets which id, is the
+// scheduler's choice rather than the goroutines'.
+type hello struct {
+	link *wireLink
+	req  jute.ConnectRequest
+	done chan bool // the handshake's outcome, for the link's reader
+}
+
+// awaitHello queues a reconnecting wire client's connect request as a Reconnect step, under the manual
+// transport, and returns it; it returns nil when the handshake happens at once: with the default transport,
+// for a client's first connection (so that ConnectZK returns with a session), and for a request that does not
+// decode. Caller holds s.mu.
+func (s *Server) awaitHello(l *wireLink, req jute.ConnectRequest, decodeErr error) *hello {
+	c := l.slot
+	if !s.cfg.manual || decodeErr != nil || c == nil || !c.hadSession || s.wire.closed {
+		return nil
+	}
+	if c.hello != nil { // a connection the client gave up on: refuse it, as a server that never answered
+		c.hello.done <- false
+		c.hello.link.abort()
+	}
+	c.hello = &hello{link: l, req: req, done: make(chan bool, 1)}
+	s.record(c, "dial", "connect request (session %#x): waits for its reconnect step", req.SessionID)
+	return c.hello
+}
+
+// helloStep takes a wire client's Reconnect step: the handshake of its waiting connect request.
+func (s *Server) helloStep(c *Conn) {
+	h := c.hello
+	c.hello = nil
+	h.done <- s.handshake(h.link, h.req)
 }
 
 func (l *wireLink) sendConnectResponse(r jute.ConnectResponse) {
@@ -465,6 +506,13 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 		s.settle()
 		return
 	}
+	if jr.Header.Type == jute.OpSetWatches || jr.Header.Type == jute.OpSetWatches2 {
+		// Clients send these lists in their hash maps' order; any order is one a client could send, and a
+		// sorted one keeps the events setWatches fires, and the traces, the same from run to run.
+		for _, paths := range [][]string{jr.DataWatches, jr.ExistWatches, jr.ChildWatches, jr.PersistentWatches, jr.RecursiveWatches} {
+			slices.Sort(paths)
+		}
+	}
 	w := &wireCall{xid: jr.Header.Xid, op: jr.Header.Type, req: jr}
 	cl := &call{wire: w}
 	switch {
@@ -475,6 +523,25 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 	default:
 		cl.req = coreRequest(&jr)
 		w.text = wireText(&jr, cl.req)
+	}
+	if s.cfg.manual && w.op == jute.OpPing && cl.req != nil && len(c.outgoing)+len(c.sent)+len(c.outbox) == 0 && !c.closing {
+		// Nothing is ahead of the ping on its connection, either way: the server answers it at once, as
+		// ZooKeeper does, rather than as a step. Pings keep sessions alive while the scheduler lets time pass,
+		// and are nobody's decision; a ping behind other traffic waits its turn as any request does.
+		if sess, ok := s.core.sessions[c.session]; ok {
+			sess.lastHeard = s.core.now
+		}
+		if !c.link.send(replyFrame(w.xid, s.core.zxid, 0, nil)) {
+			c.link.abort()
+			s.sever(c)
+		}
+		return
+	}
+	if s.cfg.manual {
+		// A client's goroutines may send at the same moment; the scheduler puts what they sent in a
+		// deterministic order when it next looks (flushOutgoing), as for the model's own clients.
+		c.outgoing = append(c.outgoing, cl)
+		return
 	}
 	c.sent = append(c.sent, cl)
 	if s.cfg.observer != nil {

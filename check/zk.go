@@ -1,0 +1,115 @@
+package check
+
+import (
+	crand "crypto/rand"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/model"
+)
+
+// ZKFactory makes one client's Locker on a real go-zookeeper connection (connected to the model through its
+// in-process wire) and the lock path, for RunZK. Like Factory, it must be deterministic: take randomness from
+// RandFor(conn).
+type ZKFactory func(conn *zk.Conn, path string) Locker
+
+// wireClients are real go-zookeeper clients (*zk.Conn) on the model's in-process wire running f's lock: every
+// request, reply and watch event crosses the wire as a step the scheduler takes, and go-zookeeper's own
+// goroutines (send and receive loops, pinger, reconnection) run on the bubble's virtual time.
+func wireClients(f ZKFactory) clients {
+	return clients{
+		name: wireKind,
+		connect: func(srv *model.Server) (int, clientConn, error) {
+			// Not model.ConnectZK, which polls for the session on the clock: inside the bubble the handshake of
+			// a first connection happens at once, and synctest.Wait sees it through without time passing.
+			conn, _, err := zk.Connect([]string{"127.0.0.1:2181"}, sessionTimeout, zk.WithDialer(srv.Dialer()), zk.WithHostProvider(ensembleHosts{}), zk.WithLogger(quiet{}))
+			if err != nil {
+				return 0, nil, err
+			}
+			synctest.Wait()
+			if st := conn.State(); st != zk.StateHasSession {
+				conn.Close()
+				return 0, nil, fmt.Errorf("go-zookeeper has no session on the model after its handshake (state %s)", st)
+			}
+			id := srv.ClientOf(conn.SessionID())
+			wireIDs.Lock()
+			wireIDs.of[conn] = id
+			wireIDs.Unlock()
+			return id, conn, nil
+		},
+		lock: func(conn clientConn, path string) Locker { return f(conn.(*zk.Conn), path) },
+		forget: func(conn clientConn) {
+			wireIDs.Lock()
+			delete(wireIDs.of, conn.(*zk.Conn))
+			wireIDs.Unlock()
+		},
+	}
+}
+
+// deterministicCryptoRand replaces crypto/rand's Reader, for the run, with a stream fixed by a constant seed,
+// and returns what puts the real one back. go-zookeeper's CreateProtectedEphemeralSequential (zk.Lock uses
+// it) names its nodes from crypto/rand.Reader; with the real one no run of such a lock would replay. The
+// scheduler lets one client act at a time, so the clients read the stream in a fixed order.
+func deterministicCryptoRand() (restore func()) {
+	prev := crand.Reader
+	crand.Reader = &randReader{r: rand.New(rand.NewPCG(0x63727970746f, 0x7a6b6d6f64656c))}
+	return func() { crand.Reader = prev }
+}
+
+// ensembleHosts is the host provider of RunZK's clients: always one more server to try. go-zookeeper given a
+// single address treats every reconnection as a round of all servers failed: it fails the requests queued
+// meanwhile with zk.ErrNoServer and waits a second, racing the caller's retries (who queues first is the
+// goroutines' choice). Given an ensemble, it sends them to the next server at once — what services run
+// with, and what this provider gives on every reconnection; when it happens is the scheduler's Reconnect
+// step.
+type ensembleHosts struct{}
+
+func (ensembleHosts) Init([]string) error  { return nil }
+func (ensembleHosts) Len() int             { return 3 }
+func (ensembleHosts) Next() (string, bool) { return "127.0.0.1:2181", false }
+func (ensembleHosts) Connected()           {}
+
+// quiet discards go-zookeeper's log lines: the trace says what happened.
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// wireIDs are the client numbers of the go-zookeeper connections RunZK's runs have open, for RandFor.
+var wireIDs = struct {
+	sync.Mutex
+	of map[*zk.Conn]int
+}{of: map[*zk.Conn]int{}}
+
+// wireClientID returns the client number of a connection a RunZK run opened, or 0.
+func wireClientID(conn *zk.Conn) int {
+	wireIDs.Lock()
+	defer wireIDs.Unlock()
+	return wireIDs.of[conn]
+}
+
+// RunZK is Run for locks written against go-zookeeper's *zk.Conn: the K clients are real go-zookeeper
+// clients talking ZooKeeper's wire protocol to the model in-process, with the same scheduler, faults,
+// properties, shrinking, traces and replay as Run. go-zookeeper's own goroutines (its send and receive
+// loops, pinger and reconnection) run inside the run's synctest bubble, on its virtual time.
+//
+// While a run lasts, crypto/rand.Reader is a deterministic stream (go-zookeeper names protected nodes from
+// it), so RunZK must not run beside parallel tests that need real randomness. Use RandFor(conn) for the
+// lock's own randomness.
+func RunZK(t *testing.T, f ZKFactory, cfg Config) Report {
+	t.Helper()
+	if f == nil {
+		t.Fatal("check: RunZK needs a ZKFactory: a func(conn *zk.Conn, path string) Locker that makes your lock")
+	}
+	return runWith(t, wireClients(f), cfg)
+}
+
+// ReplayZK is Replay for a trace RunZK wrote: it re-runs the trace's decisions with f's lock on go-zookeeper
+// clients and fails with ErrDiverged at the first step that differs.
+func ReplayZK(t *testing.T, f ZKFactory, tr *Trace) (string, error) {
+	t.Helper()
+	return replayWith(t, wireClients(f), tr)
+}
