@@ -199,7 +199,9 @@ func TestSameDecisionsGiveByteIdenticalHistories(t *testing.T) { sameDecisions(t
 // TestSameDecisionsGiveByteIdenticalHistoriesOverTheWire is the same for every variant on go-zookeeper's
 // clients over the wire, whose own goroutines (send and receive loops, pinger, reconnection) race as well.
 // CI runs it 200 times.
-func TestSameDecisionsGiveByteIdenticalHistoriesOverTheWire(t *testing.T) { sameDecisions(t, wireKind, 5) }
+func TestSameDecisionsGiveByteIdenticalHistoriesOverTheWire(t *testing.T) {
+	sameDecisions(t, wireKind, 5)
+}
 
 func sameDecisions(t *testing.T, kind string, seeds uint64) {
 	n := 0
