@@ -68,7 +68,8 @@ type wireCall struct {
 
 // Dialer returns a zk.Dialer (for zk.WithDialer) that connects go-zookeeper to this server in-process, over
 // net.Pipe: no sockets. The Dialer is one client of the server, with one ClientID for all the connections it
-// makes (go-zookeeper dials again after every disconnection). Any address works; go-zookeeper resolves host
+// makes one after the other (go-zookeeper dials again after every disconnection); a connection it makes while
+// another of its connections has a session is a client of its own. Any address works; go-zookeeper resolves host
 // names, so give it an IP literal such as "127.0.0.1:2181".
 func (s *Server) Dialer() zk.Dialer {
 	s.mu.Lock()
@@ -378,13 +379,11 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	timeout := s.negotiate(time.Duration(req.TimeOut) * time.Millisecond)
 	var slot *Conn
 	if req.SessionID == 0 {
+		// A Dialer's connections belong to its client, unless that client is connected already: two *zk.Conn
+		// sharing one Dialer are two clients.
 		slot = l.slot
-		if slot == nil {
+		if slot == nil || slot.link != nil {
 			slot = s.newWireClient()
-		}
-		if slot.link != nil {
-			s.record(slot, "disconnect", "the client opened another connection")
-			s.sever(slot)
 		}
 		slot.session = s.core.createSession(timeout)
 		s.record(slot, "connect", "session %#x timeout=%s", slot.session, timeout)
@@ -496,7 +495,7 @@ func isWriteType(t int32) bool {
 }
 
 // coreRequest translates a wire request into the core's, or returns nil for the requests the front end answers
-// itself (auth, whoAmI, setWatches, multiRead, addWatch).
+// itself (auth, whoAmI, setWatches, multiRead).
 func coreRequest(r *jute.Request) *request {
 	switch r.Header.Type {
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
@@ -529,6 +528,8 @@ func coreRequest(r *jute.Request) *request {
 		return &request{op: opCheckWatches, path: r.Path, mode: r.Mode}
 	case jute.OpRemoveWatches:
 		return &request{op: opRemoveWatches, path: r.Path, mode: r.Mode}
+	case jute.OpAddWatch:
+		return &request{op: opAddWatch, path: r.Path, mode: r.Mode}
 	case jute.OpPing:
 		return &request{op: opPing}
 	case jute.OpCloseSession:
@@ -574,8 +575,6 @@ func wireText(r *jute.Request, cr *request) string {
 			fmt.Fprintf(&b, " %d %s", o.Header.Type, o.Path)
 		}
 		return b.String()
-	case jute.OpAddWatch:
-		return fmt.Sprintf("addWatch %s mode=%d", r.Path, r.Mode)
 	}
 	return fmt.Sprintf("opcode %d", r.Header.Type)
 }
@@ -764,11 +763,8 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 			w.frame = replyFrame(w.xid, s.core.zxid, -5, nil) // a null list: the server cannot read it
 			return "error marshalling (a null watch list)", false
 		}
-		if len(r.PersistentWatches)+len(r.RecursiveWatches) > 0 {
-			w.frame = replyFrame(w.xid, s.core.zxid, -6, nil)
-			return "error unimplemented (persistent watches are not modelled)", false
-		}
 		notes := s.core.setWatches(c.session, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches)
+		s.core.setPersistentWatches(c.session, r.PersistentWatches, r.RecursiveWatches)
 		for _, n := range notes {
 			c.outbox = append(c.outbox, outItem{event: n.event})
 		}
@@ -796,9 +792,9 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 		})
 		return fmt.Sprintf("%d results zxid=%d", len(results), s.core.zxid), false
 	}
-	// addWatch: persistent and recursive watches are not modelled.
-	w.frame = replyFrame(w.xid, s.core.zxid, -6, nil)
-	return "error unimplemented (not modelled)", false
+	// Not reached: receive sends every other type to the core. Answer as to an unknown opcode all the same.
+	w.frame = replyFrame(w.xid, -1, -6, nil)
+	return "error unimplemented; closing", true
 }
 
 func digestID(auth []byte) string {
