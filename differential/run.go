@@ -89,7 +89,6 @@ type runner struct {
 	closed   []bool
 	watches  []watchChan
 	owners   map[int64]string
-	err      error
 }
 
 // Run executes seq on side under base and returns the transcript. An error is a failure of the side
