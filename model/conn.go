@@ -30,8 +30,9 @@ type Conn struct {
 	lastZxid  int64
 	watchers  map[watchKey][]chan zk.Event
 
-	wireClient bool      // a client on the wire protocol (wire.go): only the server's side of it lives here
-	link       *wireLink // its current connection, nil when it has none
+	wireClient bool         // a client on the wire protocol (wire.go): only the server's side of it lives here
+	link       *wireLink    // its current connection, nil when it has none
+	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
 }
 
 type call struct {

@@ -282,7 +282,7 @@ func (s *Server) settle() {
 				s.deliver(c)
 				progress = true
 			}
-			if !c.connected && !c.closed && !c.wireClient {
+			if (!c.connected && !c.closed && !c.wireClient) || c.connecting != nil {
 				s.reconnect(c)
 				progress = true
 			}
@@ -300,7 +300,8 @@ const (
 	Apply StepKind = iota + 1
 	// Deliver: the client receives its oldest reply or watch event not yet received.
 	Deliver
-	// Reconnect: a disconnected client connects again (and learns whether its session survived).
+	// Reconnect: a disconnected client connects again (and learns whether its session survived). For a wire
+	// client, which dials by itself, the server answers its waiting connect request.
 	Reconnect
 	// LoseRequest: the connection drops before the client's oldest unexecuted request reaches the server; it
 	// and every later request are not executed and fail with zk.ErrConnectionClosed.
@@ -408,7 +409,10 @@ func (s *Server) can(c *Conn, k StepKind) bool {
 	case Deliver:
 		return len(c.outbox) > 0
 	case Reconnect:
-		return !c.connected && !c.closed && !c.wireClient // a wire client reconnects by itself
+		if c.wireClient { // a wire client dials by itself; the step lets the server answer its connect request
+			return c.connecting != nil
+		}
+		return !c.connected && !c.closed
 	case LoseReply:
 		return live && len(c.outbox) > 0 && c.outbox[0].call != nil
 	case Disconnect:
@@ -592,6 +596,10 @@ func (s *Server) sever(c *Conn) {
 // has expired, c goes through go-zookeeper's sequence: StateExpired, EventNotWatching on every watch,
 // StateDisconnected, then a new session.
 func (s *Server) reconnect(c *Conn) {
+	if c.wireClient {
+		s.acceptConnect(c)
+		return
+	}
 	c.setState(zk.StateConnecting)
 	c.setState(zk.StateConnected)
 	sess, alive := s.core.sessions[c.session]

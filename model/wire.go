@@ -55,6 +55,20 @@ type wireLink struct {
 
 type authID struct{ scheme, user string }
 
+// wireConnect is a connect request waiting for a Reconnect step (manual transport).
+type wireConnect struct {
+	link *wireLink
+	req  jute.ConnectRequest
+	done chan bool // receives whether the connection got a session
+}
+
+// acceptConnect answers a wire client's waiting connect request: the Reconnect step. Caller holds s.mu.
+func (s *Server) acceptConnect(c *Conn) {
+	wc := c.connecting
+	c.connecting = nil
+	wc.done <- s.handshake(wc.link, wc.req)
+}
+
 // wireCall is a request that came over the wire: its xid and opcode, and (once applied) the frame the server
 // answers with, if any.
 type wireCall struct {
@@ -203,6 +217,11 @@ func (s *Server) Close() error {
 			s.record(c, "disconnect", "server closed")
 			s.sever(c)
 		}
+		if c.connecting != nil {
+			c.connecting.link.abort()
+			c.connecting.done <- false
+			c.connecting = nil
+		}
 	}
 	links := make([]*wireLink, 0, len(s.wire.links))
 	for l := range s.wire.links {
@@ -259,8 +278,24 @@ func (l *wireLink) readLoop() {
 	}
 	creq, err := jute.DecodeConnectRequest(body)
 	s.mu.Lock()
-	ok := err == nil && s.handshake(l, creq)
-	s.mu.Unlock()
+	var ok bool
+	if c := l.slot; err == nil && s.cfg.manual && c != nil && c.session != 0 && !s.wire.closed {
+		// With the manual transport a Dialer's reconnection is a Reconnect step: the connect request waits
+		// until the scheduler lets the server answer it (its first connection, like Server.Connect's, is
+		// answered at once).
+		if old := c.connecting; old != nil { // a connection the client has given up on
+			old.link.abort()
+			old.done <- false
+		}
+		wc := &wireConnect{link: l, req: creq, done: make(chan bool, 1)}
+		c.connecting = wc
+		s.record(c, "send", "connect session %#x", creq.SessionID)
+		s.mu.Unlock()
+		ok = <-wc.done
+	} else {
+		ok = err == nil && s.handshake(l, creq)
+		s.mu.Unlock()
+	}
 	if !ok {
 		if err != nil {
 			l.abort()

@@ -15,7 +15,7 @@ import (
 // TestWireManualTransport drives a real *zk.Conn under WithManualTransport inside a synctest bubble: its
 // request waits as an Apply step of its client, its reply as a Deliver step, and the call returns only once
 // the reply is delivered; a LoseReply step drops the connection after the server applied the request, and
-// go-zookeeper reconnects to the same session by itself.
+// go-zookeeper's reconnection to the same session waits for a Reconnect step.
 func TestWireManualTransport(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := model.NewServer(model.WithManualTransport())
@@ -78,12 +78,21 @@ func TestWireManualTransport(t *testing.T) {
 		if err := <-done; err != zk.ErrConnectionClosed {
 			t.Fatalf("Set whose reply was lost: %v, want %v", err, zk.ErrConnectionClosed)
 		}
+		// go-zookeeper redials (after a second of virtual time); its connect request waits for a Reconnect step.
+		reconnect := model.Step{Kind: model.Reconnect, Client: client}
+		for !slices.Contains(srv.Pending(), reconnect) {
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+		}
+		if st := conn.State(); st == zk.StateHasSession {
+			t.Fatalf("state %s before the Reconnect step", st)
+		}
+		if err := srv.Do(reconnect); err != nil {
+			t.Fatal(err)
+		}
 		for conn.State() != zk.StateHasSession {
-			time.Sleep(100 * time.Millisecond) // virtual time: go-zookeeper waits before it redials
-			// A resumed session re-sends its watches (none here) and pings: take whatever is pending.
-			for _, st := range srv.Pending() {
-				_ = srv.Do(st)
-			}
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
 		}
 		if conn.SessionID() != sid {
 			t.Fatalf("session %#x after the lost reply, want %#x resumed", conn.SessionID(), sid)
