@@ -347,8 +347,16 @@ func (st Step) String() string { return fmt.Sprintf("%s c%d", st.Kind, st.Client
 // flushOutgoing moves what clients issued since the scheduler last looked into their queues: per client,
 // sorted by the requests' text (they were issued concurrently, so any order is one the client could see),
 // which keeps runs with several goroutines per client deterministic.
+//
+// A wire client's requests arrive in the order of its connection's byte stream, which they keep; they join
+// its queue here too, so that what readers decoded meanwhile is recorded in client order, not in the order
+// the reader goroutines happened to run.
 func (s *Server) flushOutgoing() {
 	for _, c := range s.clients {
+		if c.wireClient {
+			s.flushWire(c)
+			continue
+		}
 		if len(c.outgoing) == 0 {
 			continue
 		}

@@ -60,6 +60,23 @@ type wireConnect struct {
 	link *wireLink
 	req  jute.ConnectRequest
 	done chan bool // receives whether the connection got a session
+	seen bool      // recorded as sent
+}
+
+// flushWire moves what a wire client's reader decoded since the scheduler last looked into its queue, in the
+// stream's order, and records it as sent (manual transport). Caller holds s.mu.
+func (s *Server) flushWire(c *Conn) {
+	if wc := c.connecting; wc != nil && !wc.seen {
+		wc.seen = true
+		s.record(c, "send", "connect session %#x", wc.req.SessionID)
+	}
+	for _, cl := range c.outgoing {
+		c.sent = append(c.sent, cl)
+		if s.cfg.observer != nil {
+			s.record(c, "send", "%s", cl.wire.text)
+		}
+	}
+	c.outgoing = c.outgoing[:0]
 }
 
 // acceptConnect answers a wire client's waiting connect request: the Reconnect step. Caller holds s.mu.
@@ -288,8 +305,7 @@ func (l *wireLink) readLoop() {
 			old.done <- false
 		}
 		wc := &wireConnect{link: l, req: creq, done: make(chan bool, 1)}
-		c.connecting = wc
-		s.record(c, "send", "connect session %#x", creq.SessionID)
+		c.connecting = wc // recorded as sent by flushWire
 		s.mu.Unlock()
 		ok = <-wc.done
 	} else {
@@ -430,7 +446,7 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 			if alive {
 				why = "wrong password"
 			}
-			s.record(l.slot, "connect", "session %#x refused (%s)", req.SessionID, why)
+			s.record(l.slot, "reconnect", "session %#x refused (%s)", req.SessionID, why)
 			l.sendConnectResponse(jute.ConnectResponse{Passwd: make([]byte, 16)})
 			l.closeAfterFlush()
 			return false
@@ -441,7 +457,7 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 			s.sever(slot)
 		}
 		sess.timeout, sess.lastHeard = timeout, s.core.now
-		s.record(slot, "connect", "session %#x resumed timeout=%s", slot.session, timeout)
+		s.record(slot, "reconnect", "session %#x resumed timeout=%s", slot.session, timeout)
 	}
 	l.slot, slot.link = slot, l
 	slot.connected, slot.closing = true, false
@@ -478,6 +494,7 @@ func (s *Server) linkLost(l *wireLink, err error) {
 // unlink detaches a severed wire client from its connection, which closes once what was queued is written.
 // Caller holds s.mu (from sever).
 func (s *Server) unlink(c *Conn) {
+	c.outgoing = nil // decoded from the dropped connection, not yet seen by the scheduler: lost with it
 	if c.link != nil {
 		c.link.closeAfterFlush()
 		c.link = nil
@@ -509,6 +526,10 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 	default:
 		cl.req = coreRequest(&jr)
 		w.text = wireText(&jr, cl.req)
+	}
+	if s.cfg.manual {
+		c.outgoing = append(c.outgoing, cl) // joins the queue when the scheduler next looks (flushWire)
+		return
 	}
 	c.sent = append(c.sent, cl)
 	if s.cfg.observer != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,9 +17,31 @@ import (
 // request waits as an Apply step of its client, its reply as a Deliver step, and the call returns only once
 // the reply is delivered; a LoseReply step drops the connection after the server applied the request, and
 // go-zookeeper's reconnection to the same session waits for a Reconnect step.
+//
+// Run twice, the scenario must record the same history, byte for byte.
 func TestWireManualTransport(t *testing.T) {
+	first := manualScenario(t)
+	if second := manualScenario(t); second != first {
+		t.Fatalf("two runs recorded different histories:\n%s\n---\n%s", first, second)
+	}
+	for _, want := range []string{"send         create /a", "apply        create /a", "reply        create /a", "lose-reply   set /a", "reconnect    session", "send         connect session"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("no %q in the history:\n%s", want, first)
+		}
+	}
+}
+
+func manualScenario(t *testing.T) string {
+	var history strings.Builder
 	synctest.Test(t, func(t *testing.T) {
-		srv := model.NewServer(model.WithManualTransport())
+		var mu sync.Mutex
+		srv := model.NewServer(model.WithManualTransport(), model.WithObserver(func(r model.Record) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Kind != "state" { // go-zookeeper's own states are not the server's
+				fmt.Fprintln(&history, r)
+			}
+		}))
 		conn, _, err := model.ConnectZK(srv, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -139,6 +162,7 @@ func TestWireManualTransport(t *testing.T) {
 			t.Fatalf("session %#x alive after Close let its close request through:\n%s", sid, dump)
 		}
 	})
+	return history.String()
 }
 
 type errUnexpected string
