@@ -66,8 +66,9 @@
 // go-zookeeper client connected in-process, Server.Dialer is a zk.Dialer for zk.WithDialer, and Server.Listen
 // serves any client on loopback TCP until Server.Close. A wire client is one of the server's clients like a
 // *Conn (ClientOf names it from its session), so it shares the state, the watches, Expire and Advance, the
-// observer's records and, with WithManualTransport, the Apply, Deliver and fault steps: its requests wait to be
-// applied and its replies and notifications to be delivered. What goes over the wire — replies, error codes,
+// observer's records and, with WithManualTransport, the steps: its requests wait to be applied (Apply), its
+// replies and notifications to be delivered (Deliver), its connect requests after the first to be answered
+// (Reconnect), and the faults drop its connection as they drop a *Conn's. What goes over the wire — replies, error codes,
 // zxids, notification order, refused resumes, bad input — is what a real 3.8 server sends, checked by golden
 // tests that replay sessions recorded on one (testdata/wire) and by tests that send the same raw bytes to
 // both. The client's own behaviour (reconnecting, re-sending watches, pinging) is the real client's.
