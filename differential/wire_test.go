@@ -164,6 +164,12 @@ var wireBadInput = []struct {
 		c.connect(jute.ConnectRequest{TimeOut: 10000, SessionID: sess.SessionID ^ 0x5a5a, Passwd: sess.Passwd})
 		return c.observe(quietFor, true)
 	}},
+	{"an unknown session, from a client that sends the readOnly byte", func(t *testing.T, addr string) []string {
+		_, sess := newSession(t, addr)
+		c := dialRaw(t, addr)
+		c.connect(jute.ConnectRequest{TimeOut: 10000, SessionID: sess.SessionID ^ 0x5a5a, Passwd: sess.Passwd, HasReadOnly: true})
+		return c.observe(quietFor, true)
+	}},
 	{"a frame over jute.maxbuffer after the connect", func(t *testing.T, addr string) []string {
 		c, sess := newSession(t, addr)
 		c.write([]byte{0, 0x10, 0, 0, 0, 0, 0, 1, 0, 0, 0, 5})

@@ -30,10 +30,9 @@ type Conn struct {
 	lastZxid  int64
 	watchers  map[watchKey][]chan zk.Event
 
-	wireClient bool      // a client on the wire protocol (wire.go): only the server's side of it lives here
-	hello      *hello    // manual transport: a wire client's connect request waiting for its Reconnect step
-	hadSession bool      // a wire client that has connected before: its next connections are reconnections
-	link       *wireLink // its current connection, nil when it has none
+	wireClient bool         // a client on the wire protocol (wire.go): only the server's side of it lives here
+	link       *wireLink    // its current connection, nil when it has none
+	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
 }
 
 type call struct {
@@ -44,10 +43,6 @@ type call struct {
 	over bool
 	wire *wireCall // a request that came over the wire, with what the server answers
 }
-
-// control reports whether the call is one a client sends on its own behalf rather than a caller's (a ping,
-// setWatches or addAuth after a reconnection: their xids are negative). flushOutgoing keeps those first.
-func (cl *call) control() bool { return cl.wire != nil && cl.wire.xid < 0 }
 
 // String renders the call's request for traces.
 func (cl *call) String() string {

@@ -41,6 +41,7 @@ const (
 	opGetEphemerals
 	opCheckWatches
 	opRemoveWatches
+	opAddWatch
 	opPing
 )
 
@@ -62,6 +63,7 @@ var opNames = [...]string{
 	opGetEphemerals:     "getEphemerals",
 	opCheckWatches:      "checkWatches",
 	opRemoveWatches:     "removeWatches",
+	opAddWatch:          "addWatch",
 	opPing:              "ping",
 }
 
@@ -111,6 +113,8 @@ func (r *request) String() string {
 		fmt.Fprintf(&b, " version=%d acl=%v", r.version, r.acl)
 	case opCheckWatches, opRemoveWatches:
 		fmt.Fprintf(&b, " type=%d", r.mode)
+	case opAddWatch:
+		fmt.Fprintf(&b, " mode=%d", r.mode)
 	case opMulti:
 		for i, op := range r.ops {
 			if i > 0 {
@@ -208,6 +212,7 @@ type core struct {
 	sidBase  int64
 	sidNext  int64
 	watches  [2]map[string]map[int64]struct{} // [dataWatch], [childWatch]: path → sessions
+	persist  [2]map[string]map[int64]uint8    // addWatch's watches, kept when they fire: path → session → persistentWatch or recursiveWatch
 	inMulti  bool                             // a multi is running: changes are recorded in undo
 	undo     []undoEntry                      // how to restore what the running multi changed
 	taken    []takenWatch                     // the watches the running multi fired, set again on rollback
@@ -223,6 +228,14 @@ type takenWatch struct {
 const (
 	dataWatch  = 0 // set by exists and getData; fired by create, delete and setData of the node
 	childWatch = 1 // set by getChildren; fired by create and delete of a child, and delete of the node
+)
+
+// Modes of the watches addWatch sets. As in ZooKeeper's WatchManager, a session has one mode per table and
+// path: a later standard watch (exists, getData, getChildren) replaces a persistent one, and addWatch
+// replaces a standard one.
+const (
+	persistentWatch uint8 = 1 // fires like a standard watch on the path, and stays
+	recursiveWatch  uint8 = 2 // fires for the path and every node below it, except NodeChildrenChanged, and stays
 )
 
 type undoEntry struct {
@@ -242,6 +255,8 @@ func newCore(seed uint64, now int64) *core {
 	}
 	c.watches[dataWatch] = map[string]map[int64]struct{}{}
 	c.watches[childWatch] = map[string]map[int64]struct{}{}
+	c.persist[dataWatch] = map[string]map[int64]uint8{}
+	c.persist[childWatch] = map[string]map[int64]uint8{}
 	// A fresh ZooKeeper 3.8 server has /zookeeper (with quota and config below it); every field of their stats
 	// is zero, except the child counts.
 	c.nodes["/"] = &node{acl: zk.WorldACL(zk.PermAll)}
@@ -326,6 +341,14 @@ func (c *core) closeSession(id int64) ([]notification, bool) {
 
 func (c *core) dropWatches(id int64) {
 	for _, table := range c.watches {
+		for p, set := range table {
+			delete(set, id)
+			if len(set) == 0 {
+				delete(table, p)
+			}
+		}
+	}
+	for _, table := range c.persist {
 		for p, set := range table {
 			delete(set, id)
 			if len(set) == 0 {
@@ -434,6 +457,12 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 		}
 	case opCheckWatches, opRemoveWatches:
 		res.err = c.watchedBy(sid, r.path, r.mode, r.op == opRemoveWatches)
+	case opAddWatch:
+		if r.mode != 0 && r.mode != 1 {
+			res.err = errMarshalling // not a mode ZooKeeper knows (0 persistent, 1 persistent recursive): it cannot decode the request
+		} else {
+			c.addPersistentWatch(sid, r.path, r.mode == 1)
+		}
 	case opPing:
 	case opMulti:
 		if res.multi, notes, res.err = c.multi(sid, r.ops); res.err != nil {
@@ -483,8 +512,10 @@ func (c *core) descendants(path string) int32 {
 	return n
 }
 
-// watchedBy reports whether session sid has a watch on path of the given type (1 child, 2 data, 3 any), as
-// checkWatches does: errNoWatcher if it has none. With remove set it also removes them, as removeWatches does.
+// watchedBy reports whether session sid has a watch on path of the given type, as checkWatches does
+// (zk.ErrNoWatcher if it has none): 1 child watches, 2 data watches, 3 either, whatever their mode (ZooKeeper
+// 3.8.0 cannot decode the types 4 and 5 of persistent watches: marshalling error). With remove set it also
+// removes them, as removeWatches does.
 func (c *core) watchedBy(sid int64, path string, mode int32, remove bool) error {
 	var kinds []int
 	switch mode {
@@ -495,7 +526,7 @@ func (c *core) watchedBy(sid int64, path string, mode int32, remove bool) error 
 	case 3:
 		kinds = []int{dataWatch, childWatch}
 	default:
-		return zk.ErrBadArguments
+		return errMarshalling
 	}
 	found := false
 	for _, k := range kinds {
@@ -508,11 +539,44 @@ func (c *core) watchedBy(sid int64, path string, mode int32, remove bool) error 
 				}
 			}
 		}
+		if _, ok := c.persist[k][path][sid]; ok {
+			found = true
+			if remove {
+				delete(c.persist[k][path], sid)
+				if len(c.persist[k][path]) == 0 {
+					delete(c.persist[k], path)
+				}
+			}
+		}
 	}
 	if !found {
 		return errNoWatcher
 	}
 	return nil
+}
+
+// addPersistentWatch sets the watch addWatch sets, persistent or recursive, in both tables (as ZooKeeper 3.8.0
+// does: checkWatches finds a recursive watch among the child watches too), replacing the session's standard
+// watches on the path.
+func (c *core) addPersistentWatch(sid int64, path string, recursive bool) {
+	mode := persistentWatch
+	if recursive {
+		mode = recursiveWatch
+	}
+	for _, k := range []int{dataWatch, childWatch} {
+		if set := c.watches[k][path]; set != nil {
+			delete(set, sid)
+			if len(set) == 0 {
+				delete(c.watches[k], path)
+			}
+		}
+		m := c.persist[k][path]
+		if m == nil {
+			m = map[int64]uint8{}
+			c.persist[k][path] = m
+		}
+		m[sid] = mode
+	}
 }
 
 func cloneBytes(b []byte) []byte {
@@ -630,7 +694,7 @@ func (c *core) removeNode(path string, notes []notification) []notification {
 	// ZooKeeper suppresses the second NodeDeleted for a session that watched both the data and the children.
 	start := len(notes)
 	notes = c.fire(dataWatch, path, zk.EventNodeDeleted, notes)
-	for _, sid := range c.takeWatchers(childWatch, path) {
+	for _, sid := range c.watchers(childWatch, path, zk.EventNodeDeleted) {
 		if !slices.ContainsFunc(notes[start:], func(n notification) bool { return n.session == sid }) {
 			notes = append(notes, notification{sid, watchEvent(zk.EventNodeDeleted, path)})
 		}
@@ -824,6 +888,12 @@ func watchEvent(t zk.EventType, path string) zk.Event {
 }
 
 func (c *core) addWatch(kind int, path string, sid int64) {
+	if m := c.persist[kind][path]; m != nil { // a standard watch replaces a persistent one
+		delete(m, sid)
+		if len(m) == 0 {
+			delete(c.persist[kind], path)
+		}
+	}
 	set, ok := c.watches[kind][path]
 	if !ok {
 		set = map[int64]struct{}{}
@@ -850,8 +920,42 @@ func (c *core) takeWatchers(kind int, path string) []int64 {
 	return ids
 }
 
+// watchers returns, in session order and once each, the sessions an event of type t on path in table kind goes
+// to: the standard watchers of path (their watches are taken), the persistent ones of path, and, unless t is
+// NodeChildrenChanged, the recursive ones of path and of its ancestors.
+func (c *core) watchers(kind int, path string, t zk.EventType) []int64 {
+	ids := c.takeWatchers(kind, path)
+	if len(c.persist[kind]) == 0 {
+		return ids
+	}
+	n := len(ids)
+	add := func(sid int64) {
+		if !slices.Contains(ids, sid) {
+			ids = append(ids, sid)
+		}
+	}
+	recursive := t != zk.EventNodeChildrenChanged
+	for sid, mode := range c.persist[kind][path] {
+		if mode == persistentWatch || recursive {
+			add(sid)
+		}
+	}
+	for p := path; recursive && p != "/"; {
+		p = parentOf(p)
+		for sid, mode := range c.persist[kind][p] {
+			if mode == recursiveWatch {
+				add(sid)
+			}
+		}
+	}
+	if len(ids) > n {
+		slices.Sort(ids)
+	}
+	return ids
+}
+
 func (c *core) fire(kind int, path string, t zk.EventType, notes []notification) []notification {
-	for _, sid := range c.takeWatchers(kind, path) {
+	for _, sid := range c.watchers(kind, path, t) {
 		notes = append(notes, notification{sid, watchEvent(t, path)})
 	}
 	return notes
@@ -889,6 +993,17 @@ func (c *core) setWatches(sid int64, lastZxid int64, data, exist, child []string
 	return notes
 }
 
+// setPersistentWatches re-registers a reconnecting session's persistent and recursive watches, as setWatches2
+// does: they are set again, and none fires for what changed meanwhile.
+func (c *core) setPersistentWatches(sid int64, persistent, recursive []string) {
+	for _, p := range persistent {
+		c.addPersistentWatch(sid, p, false)
+	}
+	for _, p := range recursive {
+		c.addPersistentWatch(sid, p, true)
+	}
+}
+
 // --- inspection -------------------------------------------------------------------------------------------
 
 // dump renders the whole state, sorted, one line per node, session and watch.
@@ -909,6 +1024,16 @@ func (c *core) dump(b *strings.Builder) {
 			fmt.Fprintf(b, "watch %s %s", name, p)
 			for _, id := range slices.Sorted(maps.Keys(c.watches[kind][p])) {
 				fmt.Fprintf(b, " %#x", id)
+			}
+			b.WriteString("\n")
+		}
+		for _, p := range slices.Sorted(maps.Keys(c.persist[kind])) {
+			fmt.Fprintf(b, "watch %s-persistent %s", name, p)
+			for _, id := range slices.Sorted(maps.Keys(c.persist[kind][p])) {
+				fmt.Fprintf(b, " %#x", id)
+				if c.persist[kind][p][id] == recursiveWatch {
+					b.WriteString("(recursive)")
+				}
 			}
 			b.WriteString("\n")
 		}

@@ -59,9 +59,25 @@
 // map order leaking into any result, so the same calls and steps give byte-identical histories. The
 // transport (server.go) and the client handle (conn.go) are thin layers around it.
 //
+// # Real clients, on the wire
+//
+// The server also speaks ZooKeeper 3.8's wire protocol (package jute has the encoding), so that code written
+// against a concrete *zk.Conn, or Java and Python clients, run on the model unchanged: ConnectZK returns a real
+// go-zookeeper client connected in-process, Server.Dialer is a zk.Dialer for zk.WithDialer, and Server.Listen
+// serves any client on loopback TCP until Server.Close. A wire client is one of the server's clients like a
+// *Conn (ClientOf names it from its session), so it shares the state, the watches, Expire and Advance, the
+// observer's records and, with WithManualTransport, the steps: its requests wait to be applied (Apply), its
+// replies and notifications to be delivered (Deliver), its connect requests after the first to be answered
+// (Reconnect), and the faults drop its connection as they drop a *Conn's. What goes over the wire — replies, error codes,
+// zxids, notification order, refused resumes, bad input — is what a real 3.8 server sends, checked by golden
+// tests that replay sessions recorded on one (testdata/wire) and by tests that send the same raw bytes to
+// both. The client's own behaviour (reconnecting, re-sending watches, pinging) is the real client's.
+//
 // # Not modelled
 //
-// ACLs and authentication (ACLs are checked for being non-empty, then ignored), TTL nodes, the automatic
-// deletion of empty containers, quotas, reconfiguration, read-only mode, and the replication between servers
-// of an ensemble (the model is one server that never lags; Sync returns at once).
+// Access control (ACLs are stored, reported by getACL and changed by setACL, but not enforced; addAuth accepts
+// digest identities, which only whoAmI shows), TTL nodes (answered with UNIMPLEMENTED, as a server without
+// extended types does), the automatic deletion of empty containers, quotas, reconfiguration, SASL, read-only
+// mode, and the replication between servers of an ensemble (the model is one server that never lags; Sync
+// returns at once).
 package model

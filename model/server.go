@@ -296,7 +296,7 @@ func (s *Server) settle() {
 				s.deliver(c)
 				progress = true
 			}
-			if !c.connected && !c.closed && !c.wireClient {
+			if (!c.connected && !c.closed && !c.wireClient) || c.connecting != nil {
 				s.reconnect(c)
 				progress = true
 			}
@@ -314,7 +314,8 @@ const (
 	Apply StepKind = iota + 1
 	// Deliver: the client receives its oldest reply or watch event not yet received.
 	Deliver
-	// Reconnect: a disconnected client connects again (and learns whether its session survived).
+	// Reconnect: a disconnected client connects again (and learns whether its session survived). For a wire
+	// client, which dials by itself, the server answers its waiting connect request.
 	Reconnect
 	// LoseRequest: the connection drops before the client's oldest unexecuted request reaches the server; it
 	// and every later request are not executed and fail with zk.ErrConnectionClosed.
@@ -360,20 +361,20 @@ func (st Step) String() string { return fmt.Sprintf("%s c%d", st.Kind, st.Client
 // flushOutgoing moves what clients issued since the scheduler last looked into their queues: per client,
 // sorted by the requests' text (they were issued concurrently, so any order is one the client could see),
 // which keeps runs with several goroutines per client deterministic.
+//
+// A wire client's requests arrive in the order of its connection's byte stream, which they keep; they join
+// its queue here too, so that what readers decoded meanwhile is recorded in client order, not in the order
+// the reader goroutines happened to run.
 func (s *Server) flushOutgoing() {
 	for _, c := range s.clients {
+		if c.wireClient {
+			s.flushWire(c)
+			continue
+		}
 		if len(c.outgoing) == 0 {
 			continue
 		}
-		slices.SortStableFunc(c.outgoing, func(a, b *call) int {
-			if ac, bc := a.control(), b.control(); ac != bc {
-				if ac {
-					return -1
-				}
-				return 1
-			}
-			return strings.Compare(a.String(), b.String())
-		})
+		slices.SortStableFunc(c.outgoing, func(a, b *call) int { return strings.Compare(a.req.String(), b.req.String()) })
 		for _, cl := range c.outgoing {
 			if c.connected {
 				c.sent = append(c.sent, cl)
@@ -381,7 +382,7 @@ func (s *Server) flushOutgoing() {
 				c.queued = append(c.queued, cl)
 			}
 			if s.cfg.observer != nil {
-				s.record(c, "send", "%s", cl)
+				s.record(c, "send", "%s", cl.req)
 			}
 		}
 		c.outgoing = c.outgoing[:0]
@@ -430,8 +431,8 @@ func (s *Server) can(c *Conn, k StepKind) bool {
 	case Deliver:
 		return len(c.outbox) > 0
 	case Reconnect:
-		if c.wireClient {
-			return c.hello != nil // a wire client redials by itself; its handshake waits for this step
+		if c.wireClient { // a wire client dials by itself; the step lets the server answer its connect request
+			return c.connecting != nil
 		}
 		return !c.connected && !c.closed
 	case LoseReply:
@@ -464,11 +465,7 @@ func (s *Server) Do(st Step) error {
 	case Deliver:
 		s.deliver(c)
 	case Reconnect:
-		if c.wireClient {
-			s.helloStep(c)
-		} else {
-			s.reconnect(c)
-		}
+		s.reconnect(c)
 	case LoseRequest:
 		s.record(c, "lose-request", "%s", c.sent[0])
 		s.sever(c)
@@ -612,8 +609,7 @@ func (s *Server) sever(c *Conn) {
 		s.core.dropWatches(c.session)
 	}
 	if c.wireClient {
-		c.outgoing = nil // requests still in flight on the dead connection: never read by the server
-		s.unlink(c)      // the client learns of it from the closed connection, and reconnects by itself
+		s.unlink(c) // the client learns of it from the closed connection, and reconnects by itself
 		return
 	}
 	c.setState(zk.StateDisconnected)
@@ -627,6 +623,10 @@ func (s *Server) sever(c *Conn) {
 // has expired, c goes through go-zookeeper's sequence: StateExpired, EventNotWatching on every watch,
 // StateDisconnected, then a new session.
 func (s *Server) reconnect(c *Conn) {
+	if c.wireClient {
+		s.acceptConnect(c)
+		return
+	}
 	c.setState(zk.StateConnecting)
 	c.setState(zk.StateConnected)
 	sess, alive := s.core.sessions[c.session]

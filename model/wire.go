@@ -56,6 +56,52 @@ type wireLink struct {
 
 type authID struct{ scheme, user string }
 
+// wireConnect is a connect request waiting for a Reconnect step (manual transport).
+type wireConnect struct {
+	link *wireLink
+	req  jute.ConnectRequest
+	done chan bool // receives whether the connection got a session
+	seen bool      // recorded as sent
+}
+
+// flushWire moves what a wire client's reader decoded since the scheduler last looked into its queue and
+// records it as sent (manual transport). Requests that arrived together were sent together — by different
+// goroutines of the client, whose race decided the stream's order — so, as for the model's own clients,
+// they are put in an order fixed by their text; those the client sends on its own behalf (negative xids:
+// setWatches, auth and pings after a reconnection) keep their place in front. Caller holds s.mu.
+func (s *Server) flushWire(c *Conn) {
+	if wc := c.connecting; wc != nil && !wc.seen {
+		wc.seen = true
+		s.record(c, "send", "connect session %#x", wc.req.SessionID)
+	}
+	slices.SortStableFunc(c.outgoing, func(a, b *call) int {
+		if ac, bc := a.wire.xid < 0, b.wire.xid < 0; ac != bc {
+			if ac {
+				return -1
+			}
+			return 1
+		}
+		if a.wire.xid < 0 {
+			return 0 // the client's own, in the stream's order
+		}
+		return strings.Compare(a.wire.text, b.wire.text)
+	})
+	for _, cl := range c.outgoing {
+		c.sent = append(c.sent, cl)
+		if s.cfg.observer != nil {
+			s.record(c, "send", "%s", cl.wire.text)
+		}
+	}
+	c.outgoing = c.outgoing[:0]
+}
+
+// acceptConnect answers a wire client's waiting connect request: the Reconnect step. Caller holds s.mu.
+func (s *Server) acceptConnect(c *Conn) {
+	wc := c.connecting
+	c.connecting = nil
+	wc.done <- s.handshake(wc.link, wc.req)
+}
+
 // wireCall is a request that came over the wire: its xid and opcode, and (once applied) the frame the server
 // answers with, if any.
 type wireCall struct {
@@ -69,7 +115,8 @@ type wireCall struct {
 
 // Dialer returns a zk.Dialer (for zk.WithDialer) that connects go-zookeeper to this server in-process, over
 // net.Pipe: no sockets. The Dialer is one client of the server, with one ClientID for all the connections it
-// makes (go-zookeeper dials again after every disconnection). Any address works; go-zookeeper resolves host
+// makes one after the other (go-zookeeper dials again after every disconnection); a connection it makes while
+// another of its connections has a session is a client of its own. Any address works; go-zookeeper resolves host
 // names, so give it an IP literal such as "127.0.0.1:2181".
 func (s *Server) Dialer() zk.Dialer {
 	s.mu.Lock()
@@ -203,6 +250,11 @@ func (s *Server) Close() error {
 			s.record(c, "disconnect", "server closed")
 			s.sever(c)
 		}
+		if c.connecting != nil {
+			c.connecting.link.abort()
+			c.connecting.done <- false
+			c.connecting = nil
+		}
 	}
 	links := make([]*wireLink, 0, len(s.wire.links))
 	for l := range s.wire.links {
@@ -260,9 +312,18 @@ func (l *wireLink) readLoop() {
 	creq, err := jute.DecodeConnectRequest(body)
 	s.mu.Lock()
 	var ok bool
-	if h := s.awaitHello(l, creq, err); h != nil {
+	if c := l.slot; err == nil && s.cfg.manual && c != nil && c.session != 0 && !s.wire.closed {
+		// With the manual transport a Dialer's reconnection is a Reconnect step: the connect request waits
+		// until the scheduler lets the server answer it (its first connection, like Server.Connect's, is
+		// answered at once).
+		if old := c.connecting; old != nil { // a connection the client has given up on
+			old.link.abort()
+			old.done <- false
+		}
+		wc := &wireConnect{link: l, req: creq, done: make(chan bool, 1)}
+		c.connecting = wc // recorded as sent by flushWire
 		s.mu.Unlock()
-		ok = <-h.done // the scheduler's Reconnect step answers it
+		ok = <-wc.done
 	} else {
 		ok = err == nil && s.handshake(l, creq)
 		s.mu.Unlock()
@@ -385,13 +446,11 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	timeout := s.negotiate(time.Duration(req.TimeOut) * time.Millisecond)
 	var slot *Conn
 	if req.SessionID == 0 {
+		// A Dialer's connections belong to its client, unless that client is connected already: two *zk.Conn
+		// sharing one Dialer are two clients.
 		slot = l.slot
-		if slot == nil {
+		if slot == nil || slot.link != nil {
 			slot = s.newWireClient()
-		}
-		if slot.link != nil {
-			s.record(slot, "disconnect", "the client opened another connection")
-			s.sever(slot)
 		}
 		slot.session = s.core.createSession(timeout)
 		s.record(slot, "connect", "session %#x timeout=%s", slot.session, timeout)
@@ -403,7 +462,7 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 			if alive {
 				why = "wrong password"
 			}
-			s.record(l.slot, "connect", "session %#x refused (%s)", req.SessionID, why)
+			s.record(l.slot, "reconnect", "session %#x refused (%s)", req.SessionID, why)
 			l.sendConnectResponse(jute.ConnectResponse{Passwd: make([]byte, 16)})
 			l.closeAfterFlush()
 			return false
@@ -414,46 +473,12 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 			s.sever(slot)
 		}
 		sess.timeout, sess.lastHeard = timeout, s.core.now
-		s.record(slot, "connect", "session %#x resumed timeout=%s", slot.session, timeout)
+		s.record(slot, "reconnect", "session %#x resumed timeout=%s", slot.session, timeout)
 	}
 	l.slot, slot.link = slot, l
-	slot.connected, slot.closing, slot.hadSession = true, false, true
+	slot.connected, slot.closing = true, false
 	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
 	return true
-}
-
-// hello is a wire client's connect request waiting, under the manual transport, for the scheduler to take
-// its Reconnect step: which client reconnects first, and so which new session gets which id, is the
-// scheduler's choice rather than the goroutines'.
-type hello struct {
-	link *wireLink
-	req  jute.ConnectRequest
-	done chan bool // the handshake's outcome, for the link's reader
-}
-
-// awaitHello queues a reconnecting wire client's connect request as a Reconnect step, under the manual
-// transport, and returns it; it returns nil when the handshake happens at once: with the default transport,
-// for a client's first connection (so that ConnectZK returns with a session), and for a request that does not
-// decode. Caller holds s.mu.
-func (s *Server) awaitHello(l *wireLink, req jute.ConnectRequest, decodeErr error) *hello {
-	c := l.slot
-	if !s.cfg.manual || decodeErr != nil || c == nil || !c.hadSession || s.wire.closed {
-		return nil
-	}
-	if c.hello != nil { // a connection the client gave up on: refuse it, as a server that never answered
-		c.hello.done <- false
-		c.hello.link.abort()
-	}
-	c.hello = &hello{link: l, req: req, done: make(chan bool, 1)}
-	s.record(c, "dial", "connect request (session %#x): waits for its reconnect step", req.SessionID)
-	return c.hello
-}
-
-// helloStep takes a wire client's Reconnect step: the handshake of its waiting connect request.
-func (s *Server) helloStep(c *Conn) {
-	h := c.hello
-	c.hello = nil
-	h.done <- s.handshake(h.link, h.req)
 }
 
 func (l *wireLink) sendConnectResponse(r jute.ConnectResponse) {
@@ -485,6 +510,7 @@ func (s *Server) linkLost(l *wireLink, err error) {
 // unlink detaches a severed wire client from its connection, which closes once what was queued is written.
 // Caller holds s.mu (from sever).
 func (s *Server) unlink(c *Conn) {
+	c.outgoing = nil // decoded from the dropped connection, not yet seen by the scheduler: lost with it
 	if c.link != nil {
 		c.link.closeAfterFlush()
 		c.link = nil
@@ -538,9 +564,7 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 		return
 	}
 	if s.cfg.manual {
-		// A client's goroutines may send at the same moment; the scheduler puts what they sent in a
-		// deterministic order when it next looks (flushOutgoing), as for the model's own clients.
-		c.outgoing = append(c.outgoing, cl)
+		c.outgoing = append(c.outgoing, cl) // joins the queue when the scheduler next looks (flushWire)
 		return
 	}
 	c.sent = append(c.sent, cl)
@@ -563,7 +587,7 @@ func isWriteType(t int32) bool {
 }
 
 // coreRequest translates a wire request into the core's, or returns nil for the requests the front end answers
-// itself (auth, whoAmI, setWatches, multiRead, addWatch).
+// itself (auth, whoAmI, setWatches, multiRead).
 func coreRequest(r *jute.Request) *request {
 	switch r.Header.Type {
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
@@ -596,6 +620,8 @@ func coreRequest(r *jute.Request) *request {
 		return &request{op: opCheckWatches, path: r.Path, mode: r.Mode}
 	case jute.OpRemoveWatches:
 		return &request{op: opRemoveWatches, path: r.Path, mode: r.Mode}
+	case jute.OpAddWatch:
+		return &request{op: opAddWatch, path: r.Path, mode: r.Mode}
 	case jute.OpPing:
 		return &request{op: opPing}
 	case jute.OpCloseSession:
@@ -641,8 +667,6 @@ func wireText(r *jute.Request, cr *request) string {
 			fmt.Fprintf(&b, " %d %s", o.Header.Type, o.Path)
 		}
 		return b.String()
-	case jute.OpAddWatch:
-		return fmt.Sprintf("addWatch %s mode=%d", r.Path, r.Mode)
 	}
 	return fmt.Sprintf("opcode %d", r.Header.Type)
 }
@@ -831,11 +855,8 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 			w.frame = replyFrame(w.xid, s.core.zxid, -5, nil) // a null list: the server cannot read it
 			return "error marshalling (a null watch list)", false
 		}
-		if len(r.PersistentWatches)+len(r.RecursiveWatches) > 0 {
-			w.frame = replyFrame(w.xid, s.core.zxid, -6, nil)
-			return "error unimplemented (persistent watches are not modelled)", false
-		}
 		notes := s.core.setWatches(c.session, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches)
+		s.core.setPersistentWatches(c.session, r.PersistentWatches, r.RecursiveWatches)
 		for _, n := range notes {
 			c.outbox = append(c.outbox, outItem{event: n.event})
 		}
@@ -863,9 +884,9 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 		})
 		return fmt.Sprintf("%d results zxid=%d", len(results), s.core.zxid), false
 	}
-	// addWatch: persistent and recursive watches are not modelled.
-	w.frame = replyFrame(w.xid, s.core.zxid, -6, nil)
-	return "error unimplemented (not modelled)", false
+	// Not reached: receive sends every other type to the core. Answer as to an unknown opcode all the same.
+	w.frame = replyFrame(w.xid, -1, -6, nil)
+	return "error unimplemented; closing", true
 }
 
 func digestID(auth []byte) string {

@@ -17,11 +17,36 @@ import (
 	"github.com/zkmodel/zkmodel/model/jute"
 )
 
-// recording is a session recorded between a client and a real ZooKeeper 3.8 server (testdata/wire/*.rec):
-// the client's frames, and after each the server's frames that came before the client's next one.
+// recording is what went over one or more connections between clients and a real ZooKeeper 3.8 server
+// (testdata/wire/*.rec), frame by frame in the order a recording proxy saw them: each client frame, then the
+// server frames that came before the next client frame.
 type recording struct {
-	client  [][]byte
-	replies [][][]byte // replies[i]: what the server sent after client[i] (and before client[i+1])
+	steps []recordedStep
+}
+
+type recordedStep struct {
+	conn    int // 1, 2, …
+	frame   []byte
+	replies []recordedFrame
+}
+
+type recordedFrame struct {
+	conn  int
+	frame []byte
+}
+
+// parseDirection reads "C", "S" (connection 1), "C2", "S3", ….
+func parseDirection(dir string) (client bool, conn int, ok bool) {
+	if dir == "" || (dir[0] != 'C' && dir[0] != 'S') {
+		return false, 0, false
+	}
+	conn = 1
+	if len(dir) > 1 {
+		if _, err := fmt.Sscanf(dir[1:], "%d", &conn); err != nil || conn < 1 {
+			return false, 0, false
+		}
+	}
+	return dir[0] == 'C', conn, true
 }
 
 func loadRecording(t *testing.T, path string) recording {
@@ -41,16 +66,18 @@ func loadRecording(t *testing.T, path string) recording {
 		}
 		dir, hexFrame, ok := strings.Cut(text, " ")
 		frame, err := hex.DecodeString(hexFrame)
-		if !ok || err != nil || (dir != "C" && dir != "S") {
-			t.Fatalf("%s:%d: want `C <hex>` or `S <hex>`, got %.40q", path, line, text)
+		client, conn, dirOK := parseDirection(dir)
+		if !ok || err != nil || !dirOK {
+			t.Fatalf("%s:%d: want `C<n> <hex>` or `S<n> <hex>`, got %.40q", path, line, text)
 		}
-		if dir == "C" {
-			rec.client = append(rec.client, frame)
-			rec.replies = append(rec.replies, nil)
-		} else if len(rec.client) == 0 {
-			t.Fatalf("%s:%d: a server frame before the client's first", path, line)
-		} else {
-			rec.replies[len(rec.replies)-1] = append(rec.replies[len(rec.replies)-1], frame)
+		switch {
+		case client:
+			rec.steps = append(rec.steps, recordedStep{conn: conn, frame: frame})
+		case len(rec.steps) == 0:
+			t.Fatalf("%s:%d: a server frame before the first client frame", path, line)
+		default:
+			last := &rec.steps[len(rec.steps)-1]
+			last.replies = append(last.replies, recordedFrame{conn, frame})
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -126,9 +153,17 @@ func (n *normaliser) render(first bool, frame []byte) string {
 	return b.String()
 }
 
-// TestWireGolden replays each recorded session's client frames, byte for byte, to the model and checks that
-// the model answers every one with the frames the real server sent, in the same order, after normalisation;
-// and that it closes the connection where the real server did.
+// goldenConn is one replayed connection: the model's end, and the normalisers of both sides' frames.
+type goldenConn struct {
+	nc         net.Conn
+	real, fake *normaliser
+	connected  [2]bool // the connect responses (real, model) have been read
+}
+
+// TestWireGolden replays each recording's client frames, byte for byte and connection by connection, to the
+// model and checks that the model answers every one with the frames the real server sent, on the same
+// connections, in the same order, after normalisation; and that it closes the connections the real server
+// closed at the end.
 func TestWireGolden(t *testing.T) {
 	paths, err := filepath.Glob("testdata/wire/*.rec")
 	if err != nil || len(paths) == 0 {
@@ -139,41 +174,61 @@ func TestWireGolden(t *testing.T) {
 			rec := loadRecording(t, path)
 			srv := model.NewServer()
 			defer srv.Close()
-			nc, err := srv.Dialer()("tcp", "127.0.0.1:2181", time.Second)
-			if err != nil {
-				t.Fatal(err)
+			dial := srv.Dialer()
+			conns := map[int]*goldenConn{}
+			get := func(n int) *goldenConn {
+				if gc, ok := conns[n]; ok {
+					return gc
+				}
+				nc, err := dial("tcp", "127.0.0.1:2181", time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				types := map[int32]int32{}
+				gc := &goldenConn{nc: nc, real: &normaliser{types: types}, fake: &normaliser{types: types}}
+				conns[n] = gc
+				return gc
 			}
-			defer nc.Close()
-			real := &normaliser{types: map[int32]int32{}}
-			fake := &normaliser{types: real.types}
-			for i, frame := range rec.client {
-				if i > 0 {
-					if r, err := jute.DecodeRequest(frame); err == nil || len(frame) >= 8 {
-						real.types[r.Header.Xid] = r.Header.Type
+			defer func() {
+				for _, gc := range conns {
+					gc.nc.Close()
+				}
+			}()
+			for i, st := range rec.steps {
+				gc := get(st.conn)
+				if gc.connected[0] {
+					if r, err := jute.DecodeRequest(st.frame); err == nil || len(st.frame) >= 8 {
+						gc.real.types[r.Header.Xid] = r.Header.Type
 					}
 				}
-				if err := jute.WriteFrame(nc, frame); err != nil {
-					t.Fatalf("client frame %d: write: %v", i, err)
+				if err := jute.WriteFrame(gc.nc, st.frame); err != nil {
+					t.Fatalf("client frame %d (connection %d): write: %v", i, st.conn, err)
 				}
-				for j, want := range rec.replies[i] {
-					_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-					got, err := jute.ReadFrame(nc, 4<<20)
+				for j, want := range st.replies {
+					rc := get(want.conn)
+					w := rc.real.render(!rc.connected[0], want.frame)
+					rc.connected[0] = true
+					_ = rc.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+					got, err := jute.ReadFrame(rc.nc, 4<<20)
 					if err != nil {
-						t.Fatalf("after client frame %d (%x): server frame %d: the model sent nothing (%v); the real server sent %s", i, frame, j, err, real.render(i == 0, want))
+						t.Fatalf("after client frame %d (connection %d: %x): server frame %d on connection %d: the model sent nothing (%v); the real server sent %s", i, st.conn, st.frame, j, want.conn, err, w)
 					}
-					w, g := real.render(i == 0, want), fake.render(i == 0, got)
+					g := rc.fake.render(!rc.connected[1], got)
+					rc.connected[1] = true
 					if w != g {
-						t.Fatalf("after client frame %d (%x): server frame %d differs\nreal:  %s\nmodel: %s", i, frame, j, w, g)
+						t.Fatalf("after client frame %d (connection %d: %x): server frame %d on connection %d differs\nreal:  %s\nmodel: %s", i, st.conn, st.frame, j, want.conn, w, g)
 					}
 				}
 			}
-			// The real server's last frame was its last: it closed the connection (close session, unknown
-			// opcode), and so must the model.
-			_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-			if got, err := jute.ReadFrame(nc, 4<<20); err == nil {
-				t.Fatalf("the model sent a frame after the recording ended: %s", fake.render(false, got))
-			} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				t.Fatalf("the model kept the connection open where the real server closed it")
+			// Every recording ends with the real server closing each connection (close session, unknown
+			// opcode): the model must have sent nothing more, and closed them too.
+			for n, gc := range conns {
+				_ = gc.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if got, err := jute.ReadFrame(gc.nc, 4<<20); err == nil {
+					t.Fatalf("connection %d: the model sent a frame after the recording ended: %s", n, gc.fake.render(false, got))
+				} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Fatalf("connection %d: the model kept the connection open where the real server closed it", n)
+				}
 			}
 		})
 	}

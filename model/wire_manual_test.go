@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,10 +16,32 @@ import (
 // TestWireManualTransport drives a real *zk.Conn under WithManualTransport inside a synctest bubble: its
 // request waits as an Apply step of its client, its reply as a Deliver step, and the call returns only once
 // the reply is delivered; a LoseReply step drops the connection after the server applied the request, and
-// go-zookeeper reconnects to the same session by itself.
+// go-zookeeper's reconnection to the same session waits for a Reconnect step.
+//
+// Run twice, the scenario must record the same history, byte for byte.
 func TestWireManualTransport(t *testing.T) {
+	first := manualScenario(t)
+	if second := manualScenario(t); second != first {
+		t.Fatalf("two runs recorded different histories:\n%s\n---\n%s", first, second)
+	}
+	for _, want := range []string{"send         create /a", "apply        create /a", "reply        create /a", "lose-reply   set /a", "reconnect    session", "send         connect session"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("no %q in the history:\n%s", want, first)
+		}
+	}
+}
+
+func manualScenario(t *testing.T) string {
+	var history strings.Builder
 	synctest.Test(t, func(t *testing.T) {
-		srv := model.NewServer(model.WithManualTransport())
+		var mu sync.Mutex
+		srv := model.NewServer(model.WithManualTransport(), model.WithObserver(func(r model.Record) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Kind != "state" { // go-zookeeper's own states are not the server's
+				fmt.Fprintln(&history, r)
+			}
+		}))
 		conn, _, err := model.ConnectZK(srv, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -78,12 +101,21 @@ func TestWireManualTransport(t *testing.T) {
 		if err := <-done; err != zk.ErrConnectionClosed {
 			t.Fatalf("Set whose reply was lost: %v, want %v", err, zk.ErrConnectionClosed)
 		}
+		// go-zookeeper redials (after a second of virtual time); its connect request waits for a Reconnect step.
+		reconnect := model.Step{Kind: model.Reconnect, Client: client}
+		for !slices.Contains(srv.Pending(), reconnect) {
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+		}
+		if st := conn.State(); st == zk.StateHasSession {
+			t.Fatalf("state %s before the Reconnect step", st)
+		}
+		if err := srv.Do(reconnect); err != nil {
+			t.Fatal(err)
+		}
 		for conn.State() != zk.StateHasSession {
-			time.Sleep(100 * time.Millisecond) // virtual time: go-zookeeper waits before it redials
-			// A resumed session re-sends its watches (none here) and pings: take whatever is pending.
-			for _, st := range srv.Pending() {
-				_ = srv.Do(st)
-			}
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
 		}
 		if conn.SessionID() != sid {
 			t.Fatalf("session %#x after the lost reply, want %#x resumed", conn.SessionID(), sid)
@@ -130,6 +162,7 @@ func TestWireManualTransport(t *testing.T) {
 			t.Fatalf("session %#x alive after Close let its close request through:\n%s", sid, dump)
 		}
 	})
+	return history.String()
 }
 
 type errUnexpected string

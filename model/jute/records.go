@@ -278,7 +278,7 @@ func encodeBody(e *Encoder, r *Request) error {
 		e.String(r.Path)
 		e.Buffer(r.Data)
 		e.Int(r.Version)
-	case OpGetACL, OpSync, OpGetAllChildrenNumber, OpGetEphemerals, OpDeleteContainer:
+	case OpGetACL, OpSync, OpGetAllChildrenNumber, OpGetEphemerals:
 		e.String(r.Path)
 	case OpSetACL:
 		e.String(r.Path)
@@ -371,7 +371,7 @@ func decodeBody(d *Decoder, r *Request, depth int) error {
 		r.Path = d.String()
 		r.Data = d.Buffer()
 		r.Version = d.Int()
-	case OpGetACL, OpSync, OpGetAllChildrenNumber, OpGetEphemerals, OpDeleteContainer:
+	case OpGetACL, OpSync, OpGetAllChildrenNumber, OpGetEphemerals:
 		r.Path = d.String()
 	case OpSetACL:
 		r.Path = d.String()
@@ -472,8 +472,8 @@ func EncodeResponse(e *Encoder, op int32, r *Response) {
 	case OpGetChildren2:
 		e.Strings(r.Children)
 		EncodeStat(e, &r.Stat)
-	case OpGetAllChildrenNumber:
-		e.Int(r.Number)
+	case OpGetAllChildrenNumber, OpAddWatch:
+		e.Int(r.Number) // addWatch: an ErrorResponse with code 0
 	case OpWhoAmI:
 		e.Int(int32(len(r.Clients)))
 		for _, c := range r.Clients {
@@ -535,7 +535,7 @@ func DecodeResponse(d *Decoder, op int32) (Response, error) {
 	case OpGetChildren2:
 		r.Children = d.Strings()
 		r.Stat = DecodeStat(d)
-	case OpGetAllChildrenNumber:
+	case OpGetAllChildrenNumber, OpAddWatch:
 		r.Number = d.Int()
 	case OpWhoAmI:
 		if n, ok := d.length(8); ok {

@@ -1,0 +1,69 @@
+package model_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/model"
+	"github.com/zkmodel/zkmodel/model/jute"
+)
+
+var fuzzServer struct {
+	once    sync.Once
+	srv     *model.Server
+	healthy *zk.Conn
+	err     error
+}
+
+// FuzzWireStream sends a session's connect request and then arbitrary bytes to the model's wire front end:
+// whatever they are, the server must not panic or hang, and a well-behaved client on the same server must
+// still be served. Seeded with the recorded sessions' client frames.
+//
+//	go test -run '^$' -fuzz FuzzWireStream -fuzztime 30s ./model
+func FuzzWireStream(f *testing.F) {
+	for _, path := range []string{"testdata/wire/gozk-session.rec", "testdata/wire/raw-session.rec", "testdata/wire/raw-watches.rec"} {
+		rec := loadRecording(&testing.T{}, path)
+		var stream []byte
+		for _, st := range rec.steps[1:] {
+			if st.conn == 1 {
+				stream = jute.AppendFrame(stream, st.frame)
+			}
+		}
+		f.Add(stream)
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		fuzzServer.once.Do(func() {
+			fuzzServer.srv = model.NewServer()
+			fuzzServer.healthy, _, fuzzServer.err = model.ConnectZK(fuzzServer.srv, 30*time.Second)
+		})
+		if fuzzServer.err != nil {
+			t.Fatal(fuzzServer.err)
+		}
+		nc, err := fuzzServer.srv.Dialer()("tcp", "127.0.0.1:2181", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := jute.NewEncoder(nil)
+		(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}).Encode(e)
+		_ = nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		done := make(chan error, 1)
+		go func() {
+			if err := jute.WriteFrame(nc, e.Bytes()); err == nil {
+				_, _ = nc.Write(stream) // the server may close the connection midway: that is its answer
+			}
+			nc.Close()
+			_, _, err := fuzzServer.healthy.Exists("/")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("a well-behaved client after the stream: Exists(/) = %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the stream or the well-behaved client's Exists(/) after it hung for 10s")
+		}
+	})
+}
