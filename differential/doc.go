@@ -8,7 +8,7 @@
 // connection losses. Gen generates them with pgregory.net/rapid, which also shrinks a failing
 // sequence to a minimal one.
 //
-// Run executes a sequence on one Side (ModelSide or RealSide) and returns a Transcript: for every
+// Run executes a sequence on one Side (ModelSide, WireSide or RealSide) and returns a Transcript: for every
 // step the call's normalised results, the events the acting session had received when the call
 // returned, and the events every session received by the time the step settled. Normalisation
 // removes what legitimately differs: zxids become offsets from the czxid of the sequence's base
@@ -17,7 +17,14 @@
 // message when none does). Compare reports the first difference between two transcripts, and
 // SideBySide prints them in two columns.
 //
-// The real side makes delivery deterministic before it collects events: after every step each
-// live session does a Sync and a read, and go-zookeeper hands a watch notification to its
+// WireSide is the model reached through ZooKeeper's wire protocol: its sessions are real
+// go-zookeeper clients (model.ConnectZK). TestDifferential and TestScenarios run every sequence on
+// the model, on the model through the wire, and on the real ensemble, and compare each model side
+// with the real one (make fidelity reports the mismatches of both). TestWireBadInput sends the same
+// raw bytes — garbage, oversized frames, wrong passwords, unknown opcodes — to a real server and to
+// the model's listener and compares the answers.
+//
+// The real and wire sides make delivery deterministic before they collect events: after every step
+// each live session does a Sync and a read, and go-zookeeper hands a watch notification to its
 // channels before it processes a later reply.
 package differential

@@ -143,6 +143,11 @@ var wireBadInput = []struct {
 		c.connect(jute.ConnectRequest{TimeOut: 10000, HasReadOnly: true})
 		return c.observe(quietFor, true)
 	}},
+	{"a connect request asking for read-only mode", func(t *testing.T, addr string) []string {
+		c := dialRaw(t, addr)
+		c.connect(jute.ConnectRequest{TimeOut: 10000, HasReadOnly: true, ReadOnly: true})
+		return c.observe(quietFor, true)
+	}},
 	{"a client that has seen a later zxid", func(t *testing.T, addr string) []string {
 		c := dialRaw(t, addr)
 		c.connect(jute.ConnectRequest{TimeOut: 10000, LastZxidSeen: 1 << 60})
