@@ -28,6 +28,16 @@
 // Config.Faults (at most Config.MaxFault faults each, within Config.Steps decisions), every one of them
 // satisfying the properties below. It is not a proof for every schedule; make check reports the counts.
 //
+// # Real go-zookeeper clients
+//
+// RunZK(t, zkFactory, cfg) checks a lock written against go-zookeeper's *zk.Conn, unmodified: the K clients
+// are real go-zookeeper clients on the model's in-process wire (model.Server.Dialer) under the manual
+// transport, so every request, reply, watch event and reconnection is a step of the same scheduler, and
+// go-zookeeper's own goroutines run on the bubble's virtual time. Everything else — the workload, the
+// properties, shrinking, traces (which say "client-kind: go-zookeeper") and replay (ReplayZK, or
+// -check.replay) — is shared with Run: only how the clients connect differs. Variants runs the recipe and
+// every mutant both ways, and go-zookeeper's own zk.Lock over the wire.
+//
 // # Properties
 //
 // Every run is checked for, in this order:
