@@ -34,7 +34,7 @@ const (
 	python      = "/usr/bin/python3" // Debian's, which has python3-kazoo; not a pyenv one on PATH
 	zkCli       = "/usr/share/zookeeper/bin/zkCli.sh"
 	curatorJars = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar" // their manifests name the rest
-	installHint = "install Debian's zookeeper, libcurator-recipes-java and python3-kazoo (make clients-deps)"
+	installHint = "install Debian's zookeeper, libcurator-recipes-java and python3-kazoo (make clientdeps)"
 )
 
 // jvmFlags make the short-lived client JVMs start quickly.

@@ -6,5 +6,5 @@
 //
 // The package has only tests; java/, python/ and zkcli/ hold the programs and
 // the script they run. They need Debian's zookeeper, libcurator-recipes-java
-// and python3-kazoo packages (make clients-deps installs them).
+// and python3-kazoo packages (make clientdeps installs them).
 package clients
