@@ -29,6 +29,9 @@ type Conn struct {
 	outbox    []outItem
 	lastZxid  int64
 	watchers  map[watchKey][]chan zk.Event
+
+	wireClient bool      // a client on the wire protocol (wire.go): only the server's side of it lives here
+	link       *wireLink // its current connection, nil when it has none
 }
 
 type call struct {
@@ -37,6 +40,15 @@ type call struct {
 	done chan reply // made only when the caller has to wait: a call the default transport finishes at once needs none
 	rep  reply      // the reply, once over
 	over bool
+	wire *wireCall // a request that came over the wire, with what the server answers
+}
+
+// String renders the call's request for traces.
+func (cl *call) String() string {
+	if cl.wire != nil {
+		return cl.wire.text
+	}
+	return cl.req.String()
 }
 
 type reply struct {

@@ -33,6 +33,15 @@ const (
 	opSync
 	opMulti
 	opCloseSession
+	// The requests below reach the core only through the wire (model/wire.go); *model.Conn has no method for them.
+	opGetACL
+	opSetACL
+	opCheck
+	opAllChildrenNumber
+	opGetEphemerals
+	opCheckWatches
+	opRemoveWatches
+	opPing
 )
 
 var opNames = [...]string{
@@ -45,6 +54,15 @@ var opNames = [...]string{
 	opSync:         "sync",
 	opMulti:        "multi",
 	opCloseSession: "close",
+
+	opGetACL:            "getACL",
+	opSetACL:            "setACL",
+	opCheck:             "check",
+	opAllChildrenNumber: "getAllChildrenNumber",
+	opGetEphemerals:     "getEphemerals",
+	opCheckWatches:      "checkWatches",
+	opRemoveWatches:     "removeWatches",
+	opPing:              "ping",
 }
 
 func (k opKind) String() string { return opNames[k] }
@@ -53,7 +71,7 @@ func (k opKind) String() string { return opNames[k] }
 // when it fails, as ZooKeeper's PrepRequestProcessor does).
 func (k opKind) isWrite() bool {
 	switch k {
-	case opCreate, opDelete, opSetData, opMulti, opCloseSession:
+	case opCreate, opDelete, opSetData, opMulti, opCloseSession, opSetACL, opCheck:
 		return true
 	}
 	return false
@@ -68,6 +86,7 @@ type request struct {
 	version int32
 	acl     []zk.ACL
 	watch   bool
+	mode    int32 // checkWatches, removeWatches: 1 child watches, 2 data watches, 3 any
 	ops     []any // multi: *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest
 }
 
@@ -86,8 +105,12 @@ func (r *request) String() string {
 		fmt.Fprintf(&b, " flags=%d data=%q", r.flags, r.data)
 	case opSetData:
 		fmt.Fprintf(&b, " version=%d data=%q", r.version, r.data)
-	case opDelete:
+	case opDelete, opCheck:
 		fmt.Fprintf(&b, " version=%d", r.version)
+	case opSetACL:
+		fmt.Fprintf(&b, " version=%d acl=%v", r.version, r.acl)
+	case opCheckWatches, opRemoveWatches:
+		fmt.Fprintf(&b, " type=%d", r.mode)
 	case opMulti:
 		for i, op := range r.ops {
 			if i > 0 {
@@ -122,6 +145,9 @@ type result struct {
 	stat     zk.Stat
 	children []string
 	multi    []zk.MultiResponse
+	acl      []zk.ACL // getACL
+	number   int32    // getAllChildrenNumber
+	noReply  bool     // a successful check outside a multi: ZooKeeper 3.8 sends no reply at all
 }
 
 // notification is a watch event the server sends to one session.
@@ -136,6 +162,7 @@ type childEntry struct {
 }
 
 type node struct {
+	acl      []zk.ACL // as given; stored and reported (getACL), not enforced
 	data     []byte
 	stat     zk.Stat      // as stored: Cversion counts the creates of children, see view
 	children []childEntry // ordered by (key, name): deterministic from the seed, not sorted by name
@@ -217,11 +244,12 @@ func newCore(seed uint64, now int64) *core {
 	c.watches[childWatch] = map[string]map[int64]struct{}{}
 	// A fresh ZooKeeper 3.8 server has /zookeeper (with quota and config below it); every field of their stats
 	// is zero, except the child counts.
-	c.nodes["/"] = &node{}
+	c.nodes["/"] = &node{acl: zk.WorldACL(zk.PermAll)}
 	for _, p := range []string{"/zookeeper", "/zookeeper/config", "/zookeeper/quota"} {
-		c.nodes[p] = &node{data: []byte{}}
+		c.nodes[p] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll)}
 		c.link(parentOf(p), baseName(p))
 	}
+	c.nodes["/zookeeper/config"].acl = zk.WorldACL(zk.PermRead)
 	c.nodes["/zookeeper/config"].stat.Aversion = -1
 	return c
 }
@@ -375,6 +403,38 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 		}
 	case opSync:
 		res.path = r.path
+	case opGetACL:
+		if n, ok := c.nodes[r.path]; !ok {
+			res.err = zk.ErrNoNode
+		} else {
+			res.acl, res.stat = slices.Clone(n.acl), n.view()
+		}
+	case opSetACL:
+		res.stat, res.err = c.setACL(r.path, r.acl, r.version)
+	case opCheck:
+		if n, ok := c.nodes[r.path]; !ok {
+			res.err = zk.ErrNoNode
+		} else if r.version != -1 && r.version != n.stat.Version {
+			res.err = zk.ErrBadVersion
+		} else {
+			res.noReply = true
+		}
+	case opAllChildrenNumber:
+		if _, ok := c.nodes[r.path]; !ok {
+			res.err = zk.ErrNoNode
+		} else {
+			res.number = c.descendants(r.path)
+		}
+	case opGetEphemerals:
+		res.children = []string{}
+		for _, p := range slices.Sorted(maps.Keys(c.sessions[sid].ephemeral)) {
+			if strings.HasPrefix(p, r.path) {
+				res.children = append(res.children, p)
+			}
+		}
+	case opCheckWatches, opRemoveWatches:
+		res.err = c.watchedBy(sid, r.path, r.mode, r.op == opRemoveWatches)
+	case opPing:
 	case opMulti:
 		if res.multi, notes, res.err = c.multi(sid, r.ops); res.err != nil {
 			break
@@ -388,6 +448,71 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	}
 	res.zxid = c.zxid
 	return res, notes
+}
+
+// setACL replaces a node's ACL if its aversion matches (-1 matches any), as ZooKeeper checks them: the ACL's
+// emptiness, the node's existence, then the version.
+func (c *core) setACL(path string, acl []zk.ACL, version int32) (zk.Stat, error) {
+	if len(acl) == 0 {
+		return zk.Stat{}, zk.ErrInvalidACL
+	}
+	n, ok := c.nodes[path]
+	if !ok {
+		return zk.Stat{}, zk.ErrNoNode
+	}
+	if version != -1 && version != n.stat.Aversion {
+		return zk.Stat{}, zk.ErrBadVersion
+	}
+	n.acl = slices.Clone(acl)
+	n.stat.Aversion++
+	return n.view(), nil
+}
+
+// descendants counts the nodes below path, at any depth.
+func (c *core) descendants(path string) int32 {
+	prefix := path + "/"
+	if path == "/" {
+		prefix = "/"
+	}
+	var n int32
+	for p := range c.nodes {
+		if p != path && strings.HasPrefix(p, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// watchedBy reports whether session sid has a watch on path of the given type (1 child, 2 data, 3 any), as
+// checkWatches does: errNoWatcher if it has none. With remove set it also removes them, as removeWatches does.
+func (c *core) watchedBy(sid int64, path string, mode int32, remove bool) error {
+	var kinds []int
+	switch mode {
+	case 1:
+		kinds = []int{childWatch}
+	case 2:
+		kinds = []int{dataWatch}
+	case 3:
+		kinds = []int{dataWatch, childWatch}
+	default:
+		return zk.ErrBadArguments
+	}
+	found := false
+	for _, k := range kinds {
+		if _, ok := c.watches[k][path][sid]; ok {
+			found = true
+			if remove {
+				delete(c.watches[k][path], sid)
+				if len(c.watches[k][path]) == 0 {
+					delete(c.watches[k], path)
+				}
+			}
+		}
+	}
+	if !found {
+		return errNoWatcher
+	}
+	return nil
 }
 
 func cloneBytes(b []byte) []byte {
@@ -413,8 +538,10 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 		ephemeral, sequential = true, true
 	case zk.FlagContainer:
 		container = true
+	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
+		return "", errUnimplemented // TTL nodes are off unless the server enables extended types (measured)
 	default:
-		return "", zk.ErrBadArguments // not a create mode the server knows (TTL nodes are not modelled)
+		return "", zk.ErrBadArguments // not a create mode the server knows
 	}
 	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
 		return "", zk.ErrBadArguments // the server wants an absolute path free of NUL before anything else
@@ -444,7 +571,7 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 	}
 	c.save(parent)
 	c.save(path)
-	n := &node{data: cloneBytes(data)}
+	n := &node{data: cloneBytes(data), acl: slices.Clone(acl)}
 	n.stat = zk.Stat{
 		Czxid: c.zxid, Mzxid: c.zxid, Pzxid: c.zxid, Ctime: c.now, Mtime: c.now,
 		DataLength: int32(len(data)),
@@ -622,6 +749,14 @@ func withSequence(path string, n int32) string {
 	b.Write(d)
 	return b.String()
 }
+
+// errUnimplemented is ZooKeeper's code -6, which go-zookeeper has no named error for: the answer to a
+// request type the server does not know, and to TTL creates on a server without extended types.
+var errUnimplemented = fmt.Errorf("unknown error: %v", zk.ErrCode(-6))
+
+// errNoWatcher is ZooKeeper's code -121 (checkWatches or removeWatches of a watch the session does not have),
+// which go-zookeeper has no named error for.
+var errNoWatcher = fmt.Errorf("unknown error: %v", zk.ErrCode(-121))
 
 // errRuntimeInconsistency is what go-zookeeper reports for the operations of a failed multi after the failing
 // one: ZooKeeper's code -2, which go-zookeeper has no named error for.

@@ -22,6 +22,7 @@ type Server struct {
 	core    *core
 	clients []*Conn
 	seq     int // records emitted
+	wire    wireState
 }
 
 type config struct {
@@ -281,7 +282,7 @@ func (s *Server) settle() {
 				s.deliver(c)
 				progress = true
 			}
-			if !c.connected && !c.closed {
+			if !c.connected && !c.closed && !c.wireClient {
 				s.reconnect(c)
 				progress = true
 			}
@@ -407,7 +408,7 @@ func (s *Server) can(c *Conn, k StepKind) bool {
 	case Deliver:
 		return len(c.outbox) > 0
 	case Reconnect:
-		return !c.connected && !c.closed
+		return !c.connected && !c.closed && !c.wireClient // a wire client reconnects by itself
 	case LoseReply:
 		return live && len(c.outbox) > 0 && c.outbox[0].call != nil
 	case Disconnect:
@@ -439,10 +440,10 @@ func (s *Server) Do(st Step) error {
 	case Reconnect:
 		s.reconnect(c)
 	case LoseRequest:
-		s.record(c, "lose-request", "%s", c.sent[0].req)
+		s.record(c, "lose-request", "%s", c.sent[0])
 		s.sever(c)
 	case LoseReply:
-		s.record(c, "lose-reply", "%s", c.outbox[0].call.req)
+		s.record(c, "lose-reply", "%s", c.outbox[0].call)
 		s.sever(c)
 	case Disconnect:
 		s.record(c, "disconnect", "connection dropped")
@@ -459,6 +460,10 @@ func (s *Server) apply(c *Conn) {
 	c.sent = popFront(c.sent)
 	if sess, ok := s.core.sessions[c.session]; ok {
 		sess.lastHeard = s.core.now
+	}
+	if cl.wire != nil {
+		s.applyWire(c, cl)
+		return
 	}
 	if (cl.req.op == opCreate || cl.req.op == opSetData || cl.req.op == opMulti) && cl.req.wireSize() > maxPacket {
 		s.record(c, "disconnect", "server dropped the connection: %s is a %d-byte packet, over jute.maxbuffer (%d)", cl.req.op, cl.req.wireSize(), maxPacket)
@@ -525,6 +530,10 @@ func popFront[T any](q []T) []T {
 func (s *Server) deliver(c *Conn) {
 	it := c.outbox[0]
 	c.outbox = popFront(c.outbox)
+	if c.wireClient {
+		s.deliverWire(c, it)
+		return
+	}
 	switch {
 	case it.hangUp:
 		s.record(c, "disconnect", "server closed the connection")
@@ -567,6 +576,10 @@ func (s *Server) sever(c *Conn) {
 		// ZooKeeper forgets a connection's watches when it closes (DataTree.removeCnxn); the client sets the
 		// ones it knows of again on reconnection. A watch whose reply was lost must not survive.
 		s.core.dropWatches(c.session)
+	}
+	if c.wireClient {
+		s.unlink(c) // the client learns of it from the closed connection, and reconnects by itself
+		return
 	}
 	c.setState(zk.StateDisconnected)
 	if c.closed {

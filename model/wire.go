@@ -1,0 +1,848 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/model/internal/jute"
+)
+
+// This file is the wire front end: the server side of ZooKeeper's client protocol, so that real clients
+// (go-zookeeper's *zk.Conn, Curator, kazoo, zkCli) talk to the model in-process (Dialer, ConnectZK) or over
+// loopback TCP (Listen). A wire client is one of the server's clients like a *Conn: it has a client number,
+// its requests wait in its queue (sent) until applied, its replies and watch events in its outbox until
+// delivered, so that the step machinery (Pending, Faults, Do) and the observer treat both alike. The client's
+// own logic (reconnecting, resending watches, pinging) is the real client's; the server only answers.
+
+// wireOutLimit bounds what the server queues for one connection: a client that stops reading while more than
+// this is waiting is dropped, so that it cannot hold the server (or its memory) hostage.
+const wireOutLimit = 8 << 20
+
+// wireState is the server's wire front end: its listeners and live connections.
+type wireState struct {
+	closed    bool
+	listeners []net.Listener
+	links     map[*wireLink]struct{}
+}
+
+// wireLink is one connection of a wire client: a net.Conn with a reader goroutine that decodes requests and a
+// writer goroutine that sends what the server queued, in order.
+type wireLink struct {
+	srv      *Server
+	nc       net.Conn
+	slot     *Conn         // the client it belongs to, once known (a Dialer knows it up front)
+	auth     []authID      // identities added with addAuth; a connection's, as in ZooKeeper
+	readOnly bool          // the connect request carried the readOnly byte: the response carries one too
+	mu       sync.Mutex    // guards the fields below
+	queue    [][]byte      // frames waiting to be written
+	queued   int           // their bytes
+	closing  bool          // close the connection once the queue is written
+	dead     bool          // closed: nothing more is written
+	kick     chan struct{} // wakes the writer; capacity 1
+}
+
+type authID struct{ scheme, user string }
+
+// wireCall is a request that came over the wire: its xid and opcode, and (once applied) the frame the server
+// answers with, if any.
+type wireCall struct {
+	xid   int32
+	op    int32
+	req   jute.Request
+	fail  int32 // answer with this code without applying: -5 (marshalling), -6 (unimplemented, then close)
+	text  string
+	frame []byte
+}
+
+// Dialer returns a zk.Dialer (for zk.WithDialer) that connects go-zookeeper to this server in-process, over
+// net.Pipe: no sockets. The Dialer is one client of the server, with one ClientID for all the connections it
+// makes (go-zookeeper dials again after every disconnection). Any address works; go-zookeeper resolves host
+// names, so give it an IP literal such as "127.0.0.1:2181".
+func (s *Server) Dialer() zk.Dialer {
+	s.mu.Lock()
+	slot := s.newWireClient()
+	s.mu.Unlock()
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.wire.closed {
+			return nil, fmt.Errorf("model: dial %s: the server is closed", address)
+		}
+		client, server := net.Pipe()
+		s.startLink(server, slot)
+		return pipeConn{client}, nil
+	}
+}
+
+// pipeConn is the client's end of an in-process connection. It reports a connection the server closed the way
+// a TCP socket does, as a *net.OpError (connection reset), rather than net.Pipe's io.ErrClosedPipe, so that
+// client code sees the errors it would see on a real network.
+type pipeConn struct{ net.Conn }
+
+func (p pipeConn) Read(b []byte) (int, error) {
+	n, err := p.Conn.Read(b)
+	return n, p.wrap("read", err)
+}
+
+func (p pipeConn) Write(b []byte) (int, error) {
+	n, err := p.Conn.Write(b)
+	return n, p.wrap("write", err)
+}
+
+func (p pipeConn) wrap(op string, err error) error {
+	if errors.Is(err, io.ErrClosedPipe) {
+		return &net.OpError{Op: op, Net: "pipe", Source: p.LocalAddr(), Addr: p.RemoteAddr(), Err: syscall.ECONNRESET}
+	}
+	return err
+}
+
+// ConnectZK connects a real go-zookeeper client to srv in-process (Dialer) and returns once its session is
+// established (StateHasSession), or with an error after max(sessionTimeout, 10s). The event channel is
+// go-zookeeper's own, untouched: it starts with StateConnecting, StateConnected, StateHasSession. opts are
+// passed to zk.Connect after ConnectZK's own (the dialer, and a logger that discards go-zookeeper's log lines),
+// so they can override the logger.
+//
+// opts are zk.Connect's options (zk.WithLogger, zk.WithEventCallback, …): go-zookeeper does not export their
+// type, so they are taken as the func(*zk.Conn) it is.
+func ConnectZK(srv *Server, sessionTimeout time.Duration, opts ...func(*zk.Conn)) (*zk.Conn, <-chan zk.Event, error) {
+	conn, events, err := zk.Connect([]string{"127.0.0.1:2181"}, sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model: ConnectZK: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), max(sessionTimeout, 10*time.Second))
+	defer cancel()
+	for conn.State() != zk.StateHasSession {
+		select {
+		case <-ctx.Done():
+			conn.Close()
+			return nil, nil, fmt.Errorf("model: ConnectZK: no session after %s (state %s): %w", max(sessionTimeout, 10*time.Second), conn.State(), ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return conn, events, nil
+}
+
+// connOptions returns first and rest as a slice of go-zookeeper's unexported option type, which T is inferred as.
+func connOptions[T ~func(*zk.Conn)](first T, rest []func(*zk.Conn)) []T {
+	out := []T{first}
+	for _, o := range rest {
+		out = append(out, T(o))
+	}
+	return out
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(string, ...any) {}
+
+// Listen serves real ZooKeeper clients on a TCP address (use a loopback one, such as "127.0.0.1:0") until
+// Close, and returns the address it listens on. Several Listen calls may be made. Every connection that opens a
+// new session is a new client of the server; one that resumes a session belongs to the session's client.
+func (s *Server) Listen(address string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wire.closed {
+		return "", fmt.Errorf("model: listen on %s: the server is closed", address)
+	}
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return "", fmt.Errorf("model: listen: %w", err)
+	}
+	s.wire.listeners = append(s.wire.listeners, ln)
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return // closed
+			}
+			s.mu.Lock()
+			if s.wire.closed {
+				nc.Close()
+			} else {
+				s.startLink(nc, nil)
+			}
+			s.mu.Unlock()
+		}
+	}()
+	return ln.Addr().String(), nil
+}
+
+// Close stops the wire front end: listeners stop accepting, every wire connection is closed (its client sees
+// the connection drop and cannot reconnect), and Dialers fail. Sessions stay on the server, to expire as
+// usual; *model.Conn clients are not affected. Close is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.wire.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.wire.closed = true
+	listeners := s.wire.listeners
+	s.wire.listeners = nil
+	for _, c := range s.clients {
+		if c.wireClient && c.link != nil {
+			s.record(c, "disconnect", "server closed")
+			s.sever(c)
+		}
+	}
+	links := make([]*wireLink, 0, len(s.wire.links))
+	for l := range s.wire.links {
+		links = append(links, l)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, ln := range listeners {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, fmt.Errorf("model: close listener %s: %w", ln.Addr(), err))
+		}
+	}
+	for _, l := range links {
+		l.abort()
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Server) newWireClient() *Conn {
+	c := &Conn{srv: s, id: len(s.clients) + 1, wireClient: true, state: zk.StateDisconnected}
+	s.clients = append(s.clients, c)
+	return c
+}
+
+// startLink starts serving nc. Caller holds s.mu.
+func (s *Server) startLink(nc net.Conn, slot *Conn) {
+	l := &wireLink{srv: s, nc: nc, slot: slot, kick: make(chan struct{}, 1)}
+	if s.wire.links == nil {
+		s.wire.links = map[*wireLink]struct{}{}
+	}
+	s.wire.links[l] = struct{}{}
+	go l.writeLoop()
+	go l.readLoop()
+}
+
+// password derives a session's password from the seed and the session id, as ZooKeeper derives it from its
+// secret and the id: the same seed gives the same passwords.
+func (s *Server) password(sid int64) []byte {
+	out := make([]byte, 16)
+	binary.BigEndian.PutUint64(out, mix64(uint64(s.cfg.seed)^uint64(sid)))
+	binary.BigEndian.PutUint64(out[8:], mix64(uint64(sid)^0x9a55_3030))
+	return out
+}
+
+// --- the connection's goroutines ---------------------------------------------------------------------------
+
+func (l *wireLink) readLoop() {
+	s := l.srv
+	body, err := jute.ReadFrame(l.nc, jute.MaxBuffer)
+	if err != nil {
+		l.abort() // nothing a server can parse as a connect request: it closes the connection, as ZooKeeper does
+		s.forget(l)
+		return
+	}
+	creq, err := jute.DecodeConnectRequest(body)
+	s.mu.Lock()
+	ok := err == nil && s.handshake(l, creq)
+	s.mu.Unlock()
+	if !ok {
+		if err != nil {
+			l.abort()
+		}
+		s.forget(l)
+		return
+	}
+	for {
+		frame, err := jute.ReadFrame(l.nc, jute.MaxBuffer)
+		s.mu.Lock()
+		if err != nil {
+			s.linkLost(l, err)
+			s.mu.Unlock()
+			s.forget(l)
+			return
+		}
+		s.receive(l, frame)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) forget(l *wireLink) {
+	s.mu.Lock()
+	delete(s.wire.links, l)
+	s.mu.Unlock()
+}
+
+func (l *wireLink) writeLoop() {
+	for {
+		l.mu.Lock()
+		for len(l.queue) == 0 && !l.closing && !l.dead {
+			l.mu.Unlock()
+			<-l.kick
+			l.mu.Lock()
+		}
+		if l.dead || len(l.queue) == 0 { // dead, or closing with everything written
+			l.dead = true
+			l.mu.Unlock()
+			l.nc.Close()
+			return
+		}
+		frame := l.queue[0]
+		l.queue = popFront(l.queue)
+		l.queued -= len(frame)
+		l.mu.Unlock()
+		if _, err := l.nc.Write(frame); err != nil {
+			l.abort()
+			return
+		}
+	}
+}
+
+func (l *wireLink) wake() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// send queues a frame; it reports false, queueing nothing, when the client is too far behind.
+func (l *wireLink) send(frame []byte) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead || l.closing {
+		return true
+	}
+	if l.queued+len(frame) > wireOutLimit {
+		return false
+	}
+	l.queue = append(l.queue, frame)
+	l.queued += len(frame)
+	l.wake()
+	return true
+}
+
+// closeAfterFlush closes the connection once what is queued has been written.
+func (l *wireLink) closeAfterFlush() {
+	l.mu.Lock()
+	l.closing = true
+	l.mu.Unlock()
+	l.wake()
+}
+
+// abort closes the connection now, dropping what is queued.
+func (l *wireLink) abort() {
+	l.mu.Lock()
+	l.dead, l.queue, l.queued = true, nil, 0
+	l.mu.Unlock()
+	l.wake()
+	l.nc.Close()
+}
+
+// --- sessions ------------------------------------------------------------------------------------------------
+
+// handshake answers a connect request, as ZooKeeper 3.8 does (measured): a new session; a resumed one (right
+// id and password, session alive); or a refusal (expired or unknown session, wrong password), which is a
+// response with timeout 0, session 0 and a zero password, after which the server closes the connection. A
+// client that has seen a later zxid than the server's is closed without an answer. Caller holds s.mu.
+func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
+	if s.wire.closed {
+		l.abort()
+		return false
+	}
+	if req.LastZxidSeen > s.core.zxid {
+		s.record(l.slot, "connect", "refused: the client has seen zxid %#x, the server is at %#x", req.LastZxidSeen, s.core.zxid)
+		l.closeAfterFlush()
+		return false
+	}
+	l.readOnly = req.HasReadOnly
+	timeout := s.negotiate(time.Duration(req.TimeOut) * time.Millisecond)
+	var slot *Conn
+	if req.SessionID == 0 {
+		slot = l.slot
+		if slot == nil {
+			slot = s.newWireClient()
+		}
+		if slot.link != nil {
+			s.record(slot, "disconnect", "the client opened another connection")
+			s.sever(slot)
+		}
+		slot.session = s.core.createSession(timeout)
+		s.record(slot, "connect", "session %#x timeout=%s", slot.session, timeout)
+	} else {
+		sess, alive := s.core.sessions[req.SessionID]
+		owner := s.owner(req.SessionID)
+		if !alive || !bytes.Equal(req.Passwd, s.password(req.SessionID)) || owner == nil || !owner.wireClient {
+			why := "expired or unknown"
+			if alive {
+				why = "wrong password"
+			}
+			s.record(l.slot, "connect", "session %#x refused (%s)", req.SessionID, why)
+			l.sendConnectResponse(jute.ConnectResponse{Passwd: make([]byte, 16)})
+			l.closeAfterFlush()
+			return false
+		}
+		slot = owner
+		if slot.link != nil {
+			s.record(slot, "disconnect", "the session moved to a new connection")
+			s.sever(slot)
+		}
+		sess.timeout, sess.lastHeard = timeout, s.core.now
+		s.record(slot, "connect", "session %#x resumed timeout=%s", slot.session, timeout)
+	}
+	l.slot, slot.link = slot, l
+	slot.connected, slot.closing = true, false
+	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
+	return true
+}
+
+func (l *wireLink) sendConnectResponse(r jute.ConnectResponse) {
+	r.HasReadOnly = l.readOnly
+	e := jute.NewEncoder(nil)
+	r.Encode(e)
+	l.send(jute.AppendFrame(nil, e.Bytes()))
+}
+
+// linkLost handles a connection that failed on the client's side (closed, or a frame the server refuses).
+// Caller holds s.mu.
+func (s *Server) linkLost(l *wireLink, err error) {
+	c := l.slot
+	if c == nil || c.link != l {
+		l.abort()
+		return
+	}
+	switch {
+	case errors.Is(err, jute.ErrFrameTooLarge):
+		s.record(c, "disconnect", "server dropped the connection: %v (jute.maxbuffer is %d)", err, jute.MaxBuffer)
+	default:
+		s.record(c, "disconnect", "client closed the connection")
+	}
+	s.sever(c)
+	l.abort()
+	s.settle()
+}
+
+// unlink detaches a severed wire client from its connection, which closes once what was queued is written.
+// Caller holds s.mu (from sever).
+func (s *Server) unlink(c *Conn) {
+	if c.link != nil {
+		c.link.closeAfterFlush()
+		c.link = nil
+	}
+}
+
+// --- requests ------------------------------------------------------------------------------------------------
+
+// receive decodes one request frame and queues it for the server. Caller holds s.mu.
+func (s *Server) receive(l *wireLink, frame []byte) {
+	c := l.slot
+	if c.link != l || c.closing {
+		return // the server is closing this connection: it reads no more of it
+	}
+	jr, err := jute.DecodeRequest(frame)
+	if err != nil && len(frame) < 8 {
+		s.record(c, "disconnect", "server dropped the connection: a %d-byte frame has no request header", len(frame))
+		s.sever(c)
+		s.settle()
+		return
+	}
+	w := &wireCall{xid: jr.Header.Xid, op: jr.Header.Type, req: jr}
+	cl := &call{wire: w}
+	switch {
+	case errors.Is(err, jute.ErrUnknownOpcode) && !isMultiType(jr.Header.Type):
+		w.fail, w.text = -6, fmt.Sprintf("opcode %d (unknown)", jr.Header.Type)
+	case err != nil:
+		w.fail, w.text = -5, fmt.Sprintf("opcode %d (undecodable: %v)", jr.Header.Type, err)
+	default:
+		cl.req = coreRequest(&jr)
+		w.text = wireText(&jr, cl.req)
+	}
+	c.sent = append(c.sent, cl)
+	if s.cfg.observer != nil {
+		s.record(c, "send", "%s", w.text)
+	}
+	s.settle()
+}
+
+func isMultiType(t int32) bool { return t == jute.OpMulti || t == jute.OpMultiRead }
+
+// isWriteType reports whether a request type is a transaction, which spends a zxid even when it fails.
+func isWriteType(t int32) bool {
+	switch t {
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL, jute.OpDelete, jute.OpSetData,
+		jute.OpSetACL, jute.OpCheck, jute.OpMulti, jute.OpCloseSession:
+		return true
+	}
+	return false
+}
+
+// coreRequest translates a wire request into the core's, or returns nil for the requests the front end answers
+// itself (auth, whoAmI, setWatches, multiRead, addWatch).
+func coreRequest(r *jute.Request) *request {
+	switch r.Header.Type {
+	case jute.OpCreate, jute.OpCreate2:
+		return &request{op: opCreate, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
+	case jute.OpCreateContainer:
+		return &request{op: opCreate, path: r.Path, data: r.Data, flags: zk.FlagContainer, acl: r.ACL}
+	case jute.OpCreateTTL:
+		return &request{op: opCreate, path: r.Path, data: r.Data, flags: zk.FlagTTL, acl: r.ACL}
+	case jute.OpDelete:
+		return &request{op: opDelete, path: r.Path, version: r.Version}
+	case jute.OpExists:
+		return &request{op: opExists, path: r.Path, watch: r.Watch}
+	case jute.OpGetData:
+		return &request{op: opGetData, path: r.Path, watch: r.Watch}
+	case jute.OpSetData:
+		return &request{op: opSetData, path: r.Path, data: r.Data, version: r.Version}
+	case jute.OpGetChildren, jute.OpGetChildren2:
+		return &request{op: opGetChildren, path: r.Path, watch: r.Watch}
+	case jute.OpSync:
+		return &request{op: opSync, path: r.Path}
+	case jute.OpGetACL:
+		return &request{op: opGetACL, path: r.Path}
+	case jute.OpSetACL:
+		return &request{op: opSetACL, path: r.Path, acl: r.ACL, version: r.Version}
+	case jute.OpCheck:
+		return &request{op: opCheck, path: r.Path, version: r.Version}
+	case jute.OpGetAllChildrenNumber:
+		return &request{op: opAllChildrenNumber, path: r.Path}
+	case jute.OpGetEphemerals:
+		return &request{op: opGetEphemerals, path: r.Path}
+	case jute.OpCheckWatches:
+		return &request{op: opCheckWatches, path: r.Path, mode: r.Mode}
+	case jute.OpRemoveWatches:
+		return &request{op: opRemoveWatches, path: r.Path, mode: r.Mode}
+	case jute.OpPing:
+		return &request{op: opPing}
+	case jute.OpCloseSession:
+		return &request{op: opCloseSession}
+	case jute.OpMulti:
+		ops := make([]any, 0, len(r.Ops))
+		for _, o := range r.Ops {
+			switch o.Header.Type {
+			case jute.OpCreate, jute.OpCreate2:
+				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags})
+			case jute.OpCreateContainer:
+				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: zk.FlagContainer})
+			case jute.OpCreateTTL:
+				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: zk.FlagTTL})
+			case jute.OpDelete:
+				ops = append(ops, &zk.DeleteRequest{Path: o.Path, Version: o.Version})
+			case jute.OpSetData:
+				ops = append(ops, &zk.SetDataRequest{Path: o.Path, Data: o.Data, Version: o.Version})
+			case jute.OpCheck:
+				ops = append(ops, &zk.CheckVersionRequest{Path: o.Path, Version: o.Version})
+			}
+		}
+		return &request{op: opMulti, ops: ops}
+	}
+	return nil
+}
+
+// wireText renders a wire request for traces: the core's text where the core executes it.
+func wireText(r *jute.Request, cr *request) string {
+	if cr != nil {
+		return cr.String()
+	}
+	switch r.Header.Type {
+	case jute.OpAuth:
+		return fmt.Sprintf("addAuth %s", r.Scheme)
+	case jute.OpWhoAmI:
+		return "whoAmI"
+	case jute.OpSetWatches, jute.OpSetWatches2:
+		return fmt.Sprintf("setWatches zxid=%d data=%v exist=%v child=%v persistent=%v recursive=%v", r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, r.PersistentWatches, r.RecursiveWatches)
+	case jute.OpMultiRead:
+		var b strings.Builder
+		b.WriteString("multiRead")
+		for i, o := range r.Ops {
+			if i > 0 {
+				b.WriteString(";")
+			}
+			fmt.Fprintf(&b, " %d %s", o.Header.Type, o.Path)
+		}
+		return b.String()
+	case jute.OpAddWatch:
+		return fmt.Sprintf("addWatch %s mode=%d", r.Path, r.Mode)
+	}
+	return fmt.Sprintf("opcode %d", r.Header.Type)
+}
+
+// errCode is the ZooKeeper error code of an error the core returns.
+func errCode(err error) int32 {
+	switch err {
+	case nil:
+		return 0
+	case errRuntimeInconsistency:
+		return -2
+	case errMarshalling:
+		return -5
+	case errUnimplemented:
+		return -6
+	case zk.ErrBadArguments:
+		return -8
+	case zk.ErrAPIError:
+		return -100
+	case zk.ErrNoNode:
+		return -101
+	case zk.ErrNoAuth:
+		return -102
+	case zk.ErrBadVersion:
+		return -103
+	case zk.ErrNoChildrenForEphemerals:
+		return -108
+	case zk.ErrNodeExists:
+		return -110
+	case zk.ErrNotEmpty:
+		return -111
+	case zk.ErrSessionExpired:
+		return -112
+	case zk.ErrInvalidACL:
+		return -114
+	case zk.ErrAuthFailed:
+		return -115
+	case errNoWatcher:
+		return -121
+	}
+	return -1 // a system error: not one the core returns
+}
+
+// reply builds a reply frame: the header, then body's bytes.
+func replyFrame(xid int32, zxid int64, code int32, body func(e *jute.Encoder)) []byte {
+	e := jute.NewEncoder(make([]byte, 4, 64))
+	jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}.Encode(e)
+	if body != nil {
+		body(e)
+	}
+	b := e.Bytes()
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// applyWire executes a wire request and queues its reply. Caller holds s.mu (from apply).
+func (s *Server) applyWire(c *Conn, cl *call) {
+	w := cl.wire
+	hangUp := false
+	detail := ""
+	switch {
+	case w.fail == -6:
+		// An opcode the server does not know: UNIMPLEMENTED with zxid -1, then the server closes the connection.
+		w.frame = replyFrame(w.xid, -1, -6, nil)
+		hangUp, detail = true, "error unimplemented; closing"
+	case w.fail == -5:
+		if isWriteType(w.op) {
+			s.core.zxid++ // a write the server cannot decode is still a (failed) transaction
+		}
+		w.frame = replyFrame(w.xid, s.core.zxid, -5, nil)
+		detail = "error marshalling"
+	case cl.req != nil:
+		detail = s.applyCore(c, cl)
+		hangUp = cl.req.op == opCloseSession
+	default:
+		detail, hangUp = s.applyFrontEnd(c, cl)
+	}
+	if s.cfg.observer != nil {
+		s.record(c, "apply", "%s -> %s", w.text, detail)
+	}
+	if w.frame != nil {
+		c.outbox = append(c.outbox, outItem{call: cl})
+	}
+	if hangUp {
+		c.closing = true
+		c.outbox = append(c.outbox, outItem{hangUp: true})
+	}
+}
+
+func (s *Server) applyCore(c *Conn, cl *call) string {
+	w := cl.wire
+	res, notes := s.core.apply(c.session, cl.req)
+	// The server sends the notifications a transaction fires before its reply, to every session.
+	s.route(notes)
+	detail := describeResult(cl.req, res)
+	switch {
+	case res.noReply:
+		// ZooKeeper 3.8 sends nothing back for a successful check outside a multi (measured): the caller waits.
+		return detail + " (no reply)"
+	case w.op == jute.OpMulti:
+		if res.err == errMarshalling && len(res.multi) == 0 {
+			w.frame = replyFrame(w.xid, res.zxid, -5, nil)
+			return detail
+		}
+		w.frame = replyFrame(w.xid, res.zxid, 0, func(e *jute.Encoder) {
+			jute.EncodeResponse(e, jute.OpMulti, &jute.Response{Results: s.multiResults(&w.req, res)})
+		})
+		return detail
+	case res.err != nil:
+		w.frame = replyFrame(w.xid, res.zxid, errCode(res.err), nil)
+		return detail
+	}
+	resp := jute.Response{Path: res.path, Stat: res.stat, Data: res.data, Children: res.children, ACL: res.acl, Number: res.number}
+	switch w.op {
+	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		resp.Stat = s.core.nodes[res.path].view()
+	case jute.OpPing:
+		w.xid = jute.XidPing
+	}
+	w.frame = replyFrame(w.xid, res.zxid, 0, func(e *jute.Encoder) { jute.EncodeResponse(e, w.op, &resp) })
+	return detail
+}
+
+// multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create whose
+// node is a container, or a create2, answers as create2 (path and stat); a failed multi answers every op as
+// an error (0 for the ones before the failure, -2 after it).
+func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
+	out := make([]jute.OpResult, len(res.multi))
+	failed := res.err != nil
+	for i, m := range res.multi {
+		op := r.Ops[i]
+		if failed {
+			out[i] = jute.OpResult{Type: jute.OpError, Err: errCode(m.Error)}
+			continue
+		}
+		switch op.Header.Type {
+		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+			if op.Header.Type == jute.OpCreate && op.Flags != zk.FlagContainer {
+				out[i] = jute.OpResult{Type: jute.OpCreate, Path: m.String}
+				break
+			}
+			out[i] = jute.OpResult{Type: jute.OpCreate2, Path: m.String}
+			if n, ok := s.core.nodes[m.String]; ok {
+				out[i].Stat = n.view()
+			}
+		case jute.OpSetData:
+			out[i] = jute.OpResult{Type: jute.OpSetData}
+			if m.Stat != nil {
+				out[i].Stat = *m.Stat
+			}
+		default:
+			out[i] = jute.OpResult{Type: op.Header.Type}
+		}
+	}
+	return out
+}
+
+// applyFrontEnd answers the requests the core has no part in. It reports the trace detail and whether the
+// server closes the connection after the reply.
+func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
+	w, l := cl.wire, c.link
+	r := &w.req
+	switch w.op {
+	case jute.OpAuth:
+		// ZooKeeper answers auth packets at once, with xid -4 and zxid 0; an unknown scheme is AUTHFAILED, and
+		// the server closes the connection. Digest identities are user:base64(sha1(user:password)).
+		if r.Scheme != "digest" {
+			w.frame = replyFrame(jute.XidAuth, 0, -115, nil)
+			return "error auth failed; closing", true
+		}
+		user, _, _ := strings.Cut(string(r.Auth), ":")
+		l.auth = append(l.auth, authID{"digest", user})
+		w.frame = replyFrame(jute.XidAuth, 0, 0, nil)
+		return "ok digest:" + digestID(r.Auth), false
+	case jute.OpWhoAmI:
+		clients := []jute.ClientInfo{{AuthScheme: "ip", User: remoteIP(l.nc)}}
+		for _, a := range l.auth {
+			clients = append(clients, jute.ClientInfo{AuthScheme: a.scheme, User: a.user})
+		}
+		w.frame = replyFrame(w.xid, s.core.zxid, 0, func(e *jute.Encoder) {
+			jute.EncodeResponse(e, jute.OpWhoAmI, &jute.Response{Clients: clients})
+		})
+		return fmt.Sprintf("%v zxid=%d", clients, s.core.zxid), false
+	case jute.OpSetWatches, jute.OpSetWatches2:
+		if w.op == jute.OpSetWatches2 && (r.DataWatches == nil || r.ExistWatches == nil || r.ChildWatches == nil || r.PersistentWatches == nil || r.RecursiveWatches == nil) {
+			w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, -5, nil) // a null list: the server cannot read it
+			return "error marshalling (a null watch list)", false
+		}
+		if len(r.PersistentWatches)+len(r.RecursiveWatches) > 0 {
+			w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, -6, nil)
+			return "error unimplemented (persistent watches are not modelled)", false
+		}
+		notes := s.core.setWatches(c.session, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches)
+		for _, n := range notes {
+			c.outbox = append(c.outbox, outItem{event: n.event})
+		}
+		w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, 0, nil)
+		return fmt.Sprintf("ok, %d fired zxid=%d", len(notes), s.core.zxid), false
+	case jute.OpMultiRead:
+		results := make([]jute.OpResult, 0, len(r.Ops))
+		for _, o := range r.Ops {
+			op := opGetData
+			if o.Header.Type == jute.OpGetChildren {
+				op = opGetChildren
+			}
+			res, _ := s.core.apply(c.session, &request{op: op, path: o.Path})
+			switch {
+			case res.err != nil:
+				results = append(results, jute.OpResult{Type: jute.OpError, Err: errCode(res.err)})
+			case op == opGetData:
+				results = append(results, jute.OpResult{Type: jute.OpGetData, Data: res.data, Stat: res.stat})
+			default:
+				results = append(results, jute.OpResult{Type: jute.OpGetChildren, Children: res.children})
+			}
+		}
+		w.frame = replyFrame(w.xid, s.core.zxid, 0, func(e *jute.Encoder) {
+			jute.EncodeResponse(e, jute.OpMultiRead, &jute.Response{Results: results})
+		})
+		return fmt.Sprintf("%d results zxid=%d", len(results), s.core.zxid), false
+	}
+	// addWatch: persistent and recursive watches are not modelled.
+	w.frame = replyFrame(w.xid, s.core.zxid, -6, nil)
+	return "error unimplemented (not modelled)", false
+}
+
+func digestID(auth []byte) string {
+	user, _, _ := strings.Cut(string(auth), ":")
+	sum := sha1.Sum(auth)
+	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+func remoteIP(nc net.Conn) string {
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return "127.0.0.1" // in-process: the client is on this machine
+}
+
+// deliverWire writes the oldest item of a wire client's outbox to its connection. Caller holds s.mu.
+func (s *Server) deliverWire(c *Conn, it outItem) {
+	var frame []byte
+	switch {
+	case it.hangUp:
+		s.record(c, "disconnect", "server closed the connection")
+		s.sever(c)
+		return
+	case it.call != nil:
+		frame = it.call.wire.frame
+		if s.cfg.observer != nil {
+			s.record(c, "reply", "%s", it.call.wire.text)
+		}
+	default:
+		// A 3.8 server sends notifications with xid -1 and zxid -1 (measured).
+		ev := jute.WatcherEvent{Type: int32(it.event.Type), State: int32(zk.StateSyncConnected), Path: it.event.Path}
+		frame = replyFrame(jute.XidNotification, -1, 0, ev.Encode)
+		if s.cfg.observer != nil {
+			s.record(c, "event", "%s %s", it.event.Type, it.event.Path)
+		}
+	}
+	if !c.link.send(frame) {
+		s.record(c, "disconnect", "server dropped the connection: the client is not reading (over %d bytes queued)", wireOutLimit)
+		c.link.abort()
+		s.sever(c)
+	}
+}
+
+// ClientOf returns the ClientID of the client whose current session is sessionID (a *Conn or a wire client),
+// or 0 if there is none. Steps name wire clients by it, e.g. Do(Step{Disconnect, srv.ClientOf(conn.SessionID())}).
+func (s *Server) ClientOf(sessionID int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.owner(sessionID); c != nil {
+		return c.id
+	}
+	return 0
+}

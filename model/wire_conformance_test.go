@@ -1,0 +1,80 @@
+package model_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/conformance"
+	"github.com/zkmodel/zkmodel/model"
+)
+
+// TestWireConformance runs the conformance suite through real go-zookeeper clients talking ZooKeeper's wire
+// protocol to the model: in-process (ConnectZK, over net.Pipe) and over loopback TCP (Listen). Expire is
+// Server.Expire; Sever drops the client's connection from the server's side, and go-zookeeper reconnects by
+// itself, as it does with a real server.
+func TestWireConformance(t *testing.T) {
+	t.Run("in-process", func(t *testing.T) {
+		srv := model.NewServer()
+		t.Cleanup(func() { _ = srv.Close() })
+		conformance.Run(t, wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+			conn, events, err := model.ConnectZK(srv, timeout)
+			if err != nil {
+				t.Fatalf("connect to the model: %v", err)
+			}
+			return conn, events
+		}))
+	})
+	t.Run("tcp", func(t *testing.T) {
+		srv := model.NewServer()
+		t.Cleanup(func() { _ = srv.Close() })
+		addr, err := srv.Listen("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		conformance.Run(t, wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+			return dialTCP(t, addr, timeout)
+		}))
+	})
+}
+
+// dialTCP connects go-zookeeper to addr and waits (bounded) for its session.
+func dialTCP(t *testing.T, addr string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+	t.Helper()
+	conn, events, err := zk.Connect([]string{addr}, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+	if err != nil {
+		t.Fatalf("connect to %s: %v", addr, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for conn.State() != zk.StateHasSession {
+		if time.Now().After(deadline) {
+			conn.Close()
+			t.Fatalf("no session from %s after 10s (state %s)", addr, conn.State())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return conn, events
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+func wireTarget(srv *model.Server, connect func(*testing.T, time.Duration) (*zk.Conn, <-chan zk.Event)) conformance.Target {
+	return conformance.Target{
+		Connect: func(t *testing.T, timeout time.Duration) (conformance.Conn, <-chan zk.Event) {
+			t.Helper()
+			return connect(t, timeout)
+		},
+		Expire: func(t *testing.T, c conformance.Conn) {
+			t.Helper()
+			srv.Expire(c.SessionID())
+		},
+		Sever: func(t *testing.T, c conformance.Conn) {
+			t.Helper()
+			if err := srv.Do(model.Step{Kind: model.Disconnect, Client: srv.ClientOf(c.SessionID())}); err != nil {
+				t.Fatalf("sever the wire client of session %#x: %v", c.SessionID(), err)
+			}
+		},
+	}
+}
