@@ -90,9 +90,10 @@ func realTarget(t *testing.T) target {
 	return target{name: "real", connect: real.ensemble.ConnectString()}
 }
 
-// targets returns the ZooKeepers every scenario runs on.
+// targets returns the ZooKeepers every scenario runs on: the model first,
+// then the real one.
 func targets(t *testing.T) []target {
-	return []target{realTarget(t)}
+	return []target{modelTarget(t), realTarget(t)}
 }
 
 // quietLogger keeps go-zookeeper's reconnect chatter out of the test log.
@@ -288,6 +289,7 @@ func runLock(t *testing.T, tg target, sc lockScenario, root string) string {
 
 	slices.SortFunc(acquired, func(a, b acquisition) int { return a.counter - b.counter })
 	var outcome strings.Builder
+	outcome.WriteString("holders' sequence numbers, in the order they held the lock:")
 	for i, a := range acquired {
 		if a.counter != i {
 			t.Errorf("%s: acquisition %d saw counter=%d (%+v): two holders at once, or a lost update", tg.name, i, a.counter, a)
@@ -295,8 +297,9 @@ func runLock(t *testing.T, tg target, sc lockScenario, root string) string {
 		if a.seq != a.counter {
 			t.Errorf("%s: holder %s of lock node %s (sequence %d) came %d-th: want holders in sequence order", tg.name, a.id, a.node, a.seq, a.counter)
 		}
-		fmt.Fprintf(&outcome, "acquisition %d: sequence %d\n", a.counter, a.seq)
+		fmt.Fprintf(&outcome, " %d", a.seq)
 	}
+	outcome.WriteString("\n")
 
 	data, _, err := conn.Get(root + "/counter")
 	if err != nil {
@@ -328,6 +331,7 @@ func sameOutcome(t *testing.T, scenario func(t *testing.T, tg target) string) {
 	var want string
 	for i, tg := range targets(t) {
 		got := scenario(t, tg)
+		t.Logf("%s (%s):\n%s", tg.name, tg.connect, got)
 		if t.Failed() {
 			return
 		}
