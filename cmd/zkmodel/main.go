@@ -33,7 +33,9 @@
 //
 // The server's answers depend only on -seed and what the clients and the
 // control endpoint do, never on wall time: ctime/mtime come from the
-// virtual clock, which only /advance moves.
+// virtual clock, which only /advance moves. So a client that dies without
+// closing its session keeps it, and its ephemeral nodes, until /expire ends
+// it or /advance moves the clock past its timeout.
 package main
 
 import (

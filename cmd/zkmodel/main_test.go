@@ -330,32 +330,35 @@ func TestAnswersIgnoreWallTime(t *testing.T) {
 	}
 }
 
-// The built binary serves, and exits 0 on SIGTERM.
-func TestBinarySIGTERM(t *testing.T) {
+// The built binary serves, and exits 0 on SIGTERM and on SIGINT.
+func TestBinarySignals(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "zkmodel")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "-addr", "127.0.0.1:0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	s := readStartup(t, stdout)
-	conn, _ := connect(t, s.Addr)
-	if _, err := conn.Create("/alive", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Errorf("create /alive on the binary: %v", err)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("after SIGTERM: %v, want exit status 0; stderr:\n%s", err, stderr.String())
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		cmd := exec.Command(bin, "serve", "-addr", "127.0.0.1:0")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() }) // in case the test fails before the signal; harmless after Wait
+		s := readStartup(t, stdout)
+		conn, _ := connect(t, s.Addr)
+		if _, err := conn.Create("/alive", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Errorf("create /alive on the binary: %v", err)
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("after %v: %v, want exit status 0; stderr:\n%s", sig, err, stderr.String())
+		}
+		conn.Close()
 	}
 }
