@@ -27,17 +27,18 @@ const defaultChecks = 200
 
 // figures counts what a test compared.
 type figures struct {
-	sequences, ops, mismatches, unsettled, hiccups atomic.Int64
+	sequences, ops, mismatches, wireMismatches, unsettled, hiccups atomic.Int64
 }
 
 func (f *figures) log(t *testing.T) {
-	t.Logf("differential figures: %d sequences, %d ops compared, %d mismatching sequences (shrinking re-runs included), %d session-channel steps not compared (6+ events), %d real-side hiccups re-run",
-		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.unsettled.Load(), f.hiccups.Load())
+	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run",
+		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load())
 }
 
 // pair runs sequences on the model and on the shared real ensemble, each under a fresh base path.
 type pair struct {
 	model *ModelSide
+	wire  *WireSide
 	real  *RealSide
 	root  string
 	next  atomic.Int64
@@ -51,7 +52,7 @@ func newPair(t *testing.T) *pair {
 	if _, err := rand.Read(suffix[:]); err != nil {
 		t.Fatalf("random root: %v", err)
 	}
-	p := &pair{model: &ModelSide{}, real: &RealSide{Addrs: e.Addrs()}, root: "/differential-" + hex.EncodeToString(suffix[:])}
+	p := &pair{model: &ModelSide{}, wire: &WireSide{}, real: &RealSide{Addrs: e.Addrs()}, root: "/differential-" + hex.EncodeToString(suffix[:])}
 	t.Cleanup(func() {
 		if err := p.real.Close(p.root); err != nil {
 			t.Errorf("clean up %s: %v", p.root, err)
@@ -63,12 +64,18 @@ func newPair(t *testing.T) *pair {
 // maxAttempts is how often a sequence runs on the real side when the ensemble hiccups (ErrHiccup).
 const maxAttempts = 3
 
-// compare runs seq on both sides and returns the two transcripts and their first difference.
+// compare runs seq on the model, on the model through the wire and on the real ensemble, and returns the
+// transcripts of the first model side that differs from the real one (the model's if neither does) and
+// their first difference, which names the side.
 func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcript, diff string, err error) {
+	var wire *Transcript
 	for attempt := 1; ; attempt++ {
 		base := fmt.Sprintf("%s/%d", p.root, p.next.Add(1))
 		if model, err = Run(ctx, p.model, base, seq); err != nil {
 			return model, nil, "", err
+		}
+		if wire, err = Run(ctx, p.wire, base, seq); err != nil {
+			return wire, nil, "", fmt.Errorf("wire side: %w", err)
 		}
 		real, err = Run(ctx, p.real, base, seq)
 		if errors.Is(err, ErrHiccup) && attempt < maxAttempts {
@@ -82,10 +89,15 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 	}
 	p.figs.sequences.Add(1)
 	p.figs.ops.Add(int64(len(seq.Ops)))
-	p.figs.unsettled.Add(int64(model.Unsettled + real.Unsettled))
-	diff = Compare(model, real)
-	if diff != "" {
+	p.figs.unsettled.Add(int64(model.Unsettled + wire.Unsettled + real.Unsettled))
+	if diff = Compare(model, real); diff != "" {
 		p.figs.mismatches.Add(1)
+	}
+	if wdiff := Compare(wire, real); wdiff != "" {
+		p.figs.wireMismatches.Add(1)
+		if diff == "" {
+			return wire, real, "through the wire: " + wdiff, nil
+		}
 	}
 	return model, real, diff, nil
 }

@@ -269,3 +269,69 @@ func deleteAll(s Session, p string) error {
 	}
 	return nil
 }
+
+// WireSide runs sequences on the model through ZooKeeper's wire protocol: every session is a real
+// go-zookeeper *zk.Conn connected in-process (model.ConnectZK), on a fresh model.Server per sequence.
+type WireSide struct {
+	// Options configure every server (e.g. model.WithSeed).
+	Options []model.Option
+
+	srv   *model.Server
+	admin *zk.Conn
+	conns []*zk.Conn
+}
+
+// Name returns "wire".
+func (w *WireSide) Name() string { return "wire" }
+
+// Begin starts a fresh server and creates base (with its ancestors) from an admin session.
+func (w *WireSide) Begin(ctx context.Context, base string) (Session, error) {
+	w.srv = model.NewServer(w.Options...)
+	w.conns = nil
+	admin, events, err := model.ConnectZK(w.srv, sessionTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("connect the admin session: %w", err)
+	}
+	go func() {
+		for range events { // nobody reads the admin's events
+		}
+	}()
+	w.admin = admin
+	if err := createAll(admin, base); err != nil {
+		return nil, err
+	}
+	return admin, nil
+}
+
+// Connect opens a go-zookeeper client on the sequence's server.
+func (w *WireSide) Connect(ctx context.Context, i int) (Session, <-chan zk.Event, error) {
+	c, events, err := model.ConnectZK(w.srv, sessionTimeout)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	w.conns = append(w.conns, c)
+	return c, events, nil
+}
+
+// Settle is the real side's: go-zookeeper hands out a notification before it processes a later reply,
+// so a Sync and a read of base on each session have let every earlier event through.
+func (w *WireSide) Settle(ctx context.Context, base string, live []Session) error {
+	return (&RealSide{}).Settle(ctx, base, live)
+}
+
+// Sever drops session i's connection from the server's side; go-zookeeper reconnects by itself.
+func (w *WireSide) Sever(ctx context.Context, i int) error {
+	if i < 1 || i > len(w.conns) {
+		return fmt.Errorf("no session %d (sessions are 1..%d)", i, len(w.conns))
+	}
+	return w.srv.Do(model.Step{Kind: model.Disconnect, Client: w.srv.ClientOf(w.conns[i-1].SessionID())})
+}
+
+// End closes the sequence's clients and the server's wire front end.
+func (w *WireSide) End(ctx context.Context, base string) error {
+	for _, c := range w.conns {
+		c.Close()
+	}
+	w.admin.Close()
+	return w.srv.Close()
+}

@@ -487,12 +487,10 @@ func isWriteType(t int32) bool {
 // itself (auth, whoAmI, setWatches, multiRead, addWatch).
 func coreRequest(r *jute.Request) *request {
 	switch r.Header.Type {
-	case jute.OpCreate, jute.OpCreate2:
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		// The node's mode comes from the flags whatever the opcode (measured: a createContainer with flags 0
+		// answers in a multi as a plain create); the opcode chooses the reply's form.
 		return &request{op: opCreate, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
-	case jute.OpCreateContainer:
-		return &request{op: opCreate, path: r.Path, data: r.Data, flags: zk.FlagContainer, acl: r.ACL}
-	case jute.OpCreateTTL:
-		return &request{op: opCreate, path: r.Path, data: r.Data, flags: zk.FlagTTL, acl: r.ACL}
 	case jute.OpDelete:
 		return &request{op: opDelete, path: r.Path, version: r.Version}
 	case jute.OpExists:
@@ -527,12 +525,8 @@ func coreRequest(r *jute.Request) *request {
 		ops := make([]any, 0, len(r.Ops))
 		for _, o := range r.Ops {
 			switch o.Header.Type {
-			case jute.OpCreate, jute.OpCreate2:
+			case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags})
-			case jute.OpCreateContainer:
-				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: zk.FlagContainer})
-			case jute.OpCreateTTL:
-				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: zk.FlagTTL})
 			case jute.OpDelete:
 				ops = append(ops, &zk.DeleteRequest{Path: o.Path, Version: o.Version})
 			case jute.OpSetData:
@@ -694,8 +688,8 @@ func (s *Server) applyCore(c *Conn, cl *call) string {
 }
 
 // multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create whose
-// node is a container, or a create2, answers as create2 (path and stat); a failed multi answers every op as
-// an error (0 for the ones before the failure, -2 after it).
+// flags make a container answers as create2 (path and stat), whatever its opcode; any other create (create2
+// included) with the path alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
 func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 	out := make([]jute.OpResult, len(res.multi))
 	failed := res.err != nil
@@ -707,7 +701,7 @@ func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 		}
 		switch op.Header.Type {
 		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-			if op.Header.Type == jute.OpCreate && op.Flags != zk.FlagContainer {
+			if op.Flags != zk.FlagContainer {
 				out[i] = jute.OpResult{Type: jute.OpCreate, Path: m.String}
 				break
 			}
@@ -734,15 +728,15 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 	r := &w.req
 	switch w.op {
 	case jute.OpAuth:
-		// ZooKeeper answers auth packets at once, with xid -4 and zxid 0; an unknown scheme is AUTHFAILED, and
+		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; an unknown scheme is AUTHFAILED, and
 		// the server closes the connection. Digest identities are user:base64(sha1(user:password)).
 		if r.Scheme != "digest" {
-			w.frame = replyFrame(jute.XidAuth, 0, -115, nil)
+			w.frame = replyFrame(w.xid, 0, -115, nil)
 			return "error auth failed; closing", true
 		}
 		user, _, _ := strings.Cut(string(r.Auth), ":")
 		l.auth = append(l.auth, authID{"digest", user})
-		w.frame = replyFrame(jute.XidAuth, 0, 0, nil)
+		w.frame = replyFrame(w.xid, 0, 0, nil)
 		return "ok digest:" + digestID(r.Auth), false
 	case jute.OpWhoAmI:
 		clients := []jute.ClientInfo{{AuthScheme: "ip", User: remoteIP(l.nc)}}
@@ -755,18 +749,18 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 		return fmt.Sprintf("%v zxid=%d", clients, s.core.zxid), false
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		if w.op == jute.OpSetWatches2 && (r.DataWatches == nil || r.ExistWatches == nil || r.ChildWatches == nil || r.PersistentWatches == nil || r.RecursiveWatches == nil) {
-			w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, -5, nil) // a null list: the server cannot read it
+			w.frame = replyFrame(w.xid, s.core.zxid, -5, nil) // a null list: the server cannot read it
 			return "error marshalling (a null watch list)", false
 		}
 		if len(r.PersistentWatches)+len(r.RecursiveWatches) > 0 {
-			w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, -6, nil)
+			w.frame = replyFrame(w.xid, s.core.zxid, -6, nil)
 			return "error unimplemented (persistent watches are not modelled)", false
 		}
 		notes := s.core.setWatches(c.session, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches)
 		for _, n := range notes {
 			c.outbox = append(c.outbox, outItem{event: n.event})
 		}
-		w.frame = replyFrame(jute.XidSetWatches, s.core.zxid, 0, nil)
+		w.frame = replyFrame(w.xid, s.core.zxid, 0, nil)
 		return fmt.Sprintf("ok, %d fired zxid=%d", len(notes), s.core.zxid), false
 	case jute.OpMultiRead:
 		results := make([]jute.OpResult, 0, len(r.Ops))
