@@ -1,10 +1,12 @@
 package clients
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -386,39 +388,107 @@ var (
 	eventLine = regexp.MustCompile(`^WatchedEvent state:\S+ type:\S+ path:\S+$`)
 )
 
-// runZkCli pipes zkcli/script.txt into zkCli.sh connected to tg. zkCli
-// prints watch events from its event thread, so they may interleave with
-// the command output anywhere: they are compared as their own sequence.
-func runZkCli(t *testing.T, tg target) cliOutcome {
+// cliSession is a running zkCli.sh that the test feeds commands to.
+type cliSession struct {
+	tg     target
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr bytes.Buffer
+	done   chan struct{} // closed when stdout is read to its end
+
+	mu    sync.Mutex
+	lines []string // stdout so far, each line trimmed
+}
+
+// startZkCli starts zkCli.sh connected to server (tg's address, or a proxy
+// in front of it), with /zkcli* removed from tg first.
+func startZkCli(t *testing.T, tg target, server string, root string) *cliSession {
 	t.Helper()
 	if _, err := os.Stat(zkCli); err != nil {
 		t.Fatalf("%s missing: %s", zkCli, installHint)
 	}
-	if err := deleteTree(dialZK(t, tg), "/zkcli"); err != nil {
+	if err := deleteTree(dialZK(t, tg), root); err != nil {
 		t.Fatalf("%s: %v", tg.name, err)
 	}
-	script, err := os.ReadFile(filepath.Join("zkcli", "script.txt"))
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
+	t.Cleanup(cancel)
+	s := &cliSession{tg: tg, done: make(chan struct{})}
+	s.cmd = exec.CommandContext(ctx, zkCli, "-server", server)
+	s.cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS="+strings.Join(jvmFlags, " "), "ZOO_LOG_DIR="+t.TempDir())
+	s.cmd.Stderr = &s.stderr
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, zkCli, "-server", tg.connect)
-	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS="+strings.Join(jvmFlags, " "), "ZOO_LOG_DIR="+t.TempDir())
-	cmd.Stdin = bytes.NewReader(script)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("%s: start zkCli.sh: %v", tg.name, err)
+	}
+	go func() {
+		defer close(s.done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.lines = append(s.lines, strings.TrimSpace(sc.Text()))
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
+
+// send writes commands, one a line, to zkCli's stdin.
+func (s *cliSession) send(t *testing.T, commands string) {
+	t.Helper()
+	if _, err := io.WriteString(s.stdin, commands); err != nil {
+		t.Fatalf("%s: write to zkCli.sh: %v", s.tg.name, err)
+	}
+}
+
+// waitFor waits until zkCli has printed line n times in all.
+func (s *cliSession) waitFor(t *testing.T, line string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(scenarioTimeout)
+	for {
+		s.mu.Lock()
+		seen := 0
+		for _, l := range s.lines {
+			if l == line {
+				seen++
+			}
+		}
+		printed := strings.Join(s.lines, "\n")
+		s.mu.Unlock()
+		if seen >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: zkCli.sh printed %q %d times, want %d; it printed:\n%s", s.tg.name, line, seen, n, printed)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// finish closes zkCli's stdin, waits for it to exit and returns what it
+// printed, normalised: zkCli prints watch events from its event thread, so
+// they may interleave with the command output anywhere and are kept as
+// their own sequence; zxids and times are replaced by <stamp>.
+func (s *cliSession) finish(t *testing.T) cliOutcome {
+	t.Helper()
+	s.stdin.Close()
+	<-s.done
+	err := s.cmd.Wait()
 	var out cliOutcome
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
 		out.exitCode = exit.ExitCode()
 	case err != nil:
-		t.Fatalf("%s: zkCli.sh: %v", tg.name, err)
+		t.Fatalf("%s: zkCli.sh: %v", s.tg.name, err)
 	}
-	for line := range strings.Lines(stdout.String()) {
-		line = strings.TrimSpace(line)
+	for _, line := range s.lines {
 		switch {
 		case line == "" || line == "WATCHER::":
 		case strings.HasPrefix(line, "Connecting to "):
@@ -430,13 +500,25 @@ func runZkCli(t *testing.T, tg target) cliOutcome {
 			out.stdout = append(out.stdout, line)
 		}
 	}
-	for line := range strings.Lines(stderr.String()) {
+	for line := range strings.Lines(s.stderr.String()) {
 		line = strings.TrimSpace(line)
 		if line != "" && !strings.HasPrefix(line, "SLF4J:") {
 			out.stderr = append(out.stderr, line)
 		}
 	}
 	return out
+}
+
+// runZkCli pipes zkcli/script.txt into zkCli.sh connected to tg.
+func runZkCli(t *testing.T, tg target) cliOutcome {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join("zkcli", "script.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startZkCli(t, tg, tg.connect, "/zkcli")
+	s.send(t, string(script))
+	return s.finish(t)
 }
 
 func (o cliOutcome) String() string {
@@ -460,6 +542,52 @@ func TestZkCli(t *testing.T) {
 		}
 		if !slices.Contains(out.stderr, "Created /zkcli/seq-0000000002") || !slices.Contains(out.stdout, "[a, eph, seq-0000000001, seq-0000000002]") {
 			t.Errorf("%s: zkCli did not create and list the sequential nodes:\n%s", tg.name, out)
+		}
+		return out.String()
+	})
+}
+
+// TestZkCliReconnect: zkCli.sh sets a child and a data watch, its TCP
+// connection is severed (a proxy in front of the server closes it), the
+// client reconnects and re-registers the watches (setWatches), and later
+// changes fire them — the same on the model as on ZooKeeper.
+func TestZkCliReconnect(t *testing.T) {
+	const (
+		connected    = "WatchedEvent state:SyncConnected type:None path:null"
+		disconnected = "WatchedEvent state:Disconnected type:None path:null"
+	)
+	wantEvents := []string{
+		connected,
+		disconnected,
+		connected,
+		"WatchedEvent state:SyncConnected type:NodeChildrenChanged path:/zkre",
+		"WatchedEvent state:SyncConnected type:NodeDataChanged path:/zkre",
+		"WatchedEvent state:SyncConnected type:NodeCreated path:/zkre-later",
+		"WatchedEvent state:Closed type:None path:null",
+	}
+	sameOutcome(t, func(t *testing.T, tg target) string {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		proxy, err := realzk.NewProxy(ctx, strings.Split(tg.connect, ",")[0])
+		if err != nil {
+			t.Fatalf("%s: proxy: %v", tg.name, err)
+		}
+		defer proxy.Close()
+		if err := deleteTree(dialZK(t, tg), "/zkre-later"); err != nil {
+			t.Fatal(err)
+		}
+		s := startZkCli(t, tg, proxy.Addr(), "/zkre")
+		// The second "[]" (of the plain ls) shows every watch is set.
+		s.send(t, "create /zkre\nls -w /zkre\nget -w /zkre\nstat -w /zkre-later\nls /zkre\n")
+		s.waitFor(t, "[]", 2)
+		if n := proxy.Sever(); n != 1 {
+			t.Fatalf("%s: the proxy severed %d connections, want 1", tg.name, n)
+		}
+		s.waitFor(t, connected, 2)
+		s.send(t, "create /zkre/c\nset /zkre v\ncreate /zkre-later\ndelete /zkre/c\ndelete /zkre\ndelete /zkre-later\nquit\n")
+		out := s.finish(t)
+		if !slices.Equal(out.events, wantEvents) {
+			t.Errorf("%s: zkCli's watch events:\n  %s\nwant:\n  %s", tg.name, strings.Join(out.events, "\n  "), strings.Join(wantEvents, "\n  "))
 		}
 		return out.String()
 	})
