@@ -1,12 +1,10 @@
 package clients
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/realzk"
 )
 
@@ -38,6 +37,9 @@ const (
 	curatorJars = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar" // their manifests name the rest
 	installHint = "install Debian's zookeeper, libcurator-recipes-java and python3-kazoo (make clientdeps)"
 )
+
+// kazooScript is the kazoo program, in its contend and hold modes.
+var kazooScript = filepath.Join("python", "kazoo_lock.py")
 
 // jvmFlags make the short-lived client JVMs start quickly.
 var jvmFlags = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx64m", "-Djava.net.preferIPv4Stack=true"}
@@ -70,7 +72,8 @@ func TestMain(m *testing.M) {
 // target is a ZooKeeper the client programs connect to.
 type target struct {
 	name    string
-	connect string // host:port,… as the clients take it
+	connect string        // host:port,… as the clients take it
+	model   *model.Server // the model's server; nil for the real ZooKeeper
 }
 
 // realTarget returns the package's real ZooKeeper.
@@ -367,7 +370,7 @@ func TestKazooLock(t *testing.T) {
 	}
 	sc := lockScenario{
 		command: func(ctx context.Context, connect, id, root string) *exec.Cmd {
-			return exec.CommandContext(ctx, python, filepath.Join("python", "lock_contend.py"), connect, id, strconv.Itoa(iterations), root)
+			return exec.CommandContext(ctx, python, kazooScript, "contend", connect, id, strconv.Itoa(iterations), root)
 		},
 		nodeName:       regexp.MustCompile(`^[0-9a-f]{32}__lock__([0-9]{10})$`),
 		sameNodePrefix: true,
@@ -390,18 +393,12 @@ var (
 
 // cliSession is a running zkCli.sh that the test feeds commands to.
 type cliSession struct {
-	tg     target
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr bytes.Buffer
-	done   chan struct{} // closed when stdout is read to its end
-
-	mu    sync.Mutex
-	lines []string // stdout so far, each line trimmed
+	*process
+	tg target
 }
 
 // startZkCli starts zkCli.sh connected to server (tg's address, or a proxy
-// in front of it), with /zkcli* removed from tg first.
+// in front of it), with root removed from tg first.
 func startZkCli(t *testing.T, tg target, server string, root string) *cliSession {
 	t.Helper()
 	if _, err := os.Stat(zkCli); err != nil {
@@ -412,74 +409,18 @@ func startZkCli(t *testing.T, tg target, server string, root string) *cliSession
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	t.Cleanup(cancel)
-	s := &cliSession{tg: tg, done: make(chan struct{})}
-	s.cmd = exec.CommandContext(ctx, zkCli, "-server", server)
-	s.cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS="+strings.Join(jvmFlags, " "), "ZOO_LOG_DIR="+t.TempDir())
-	s.cmd.Stderr = &s.stderr
-	var err error
-	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := s.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("%s: start zkCli.sh: %v", tg.name, err)
-	}
-	go func() {
-		defer close(s.done)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.lines = append(s.lines, strings.TrimSpace(sc.Text()))
-			s.mu.Unlock()
-		}
-	}()
-	return s
+	cmd := exec.CommandContext(ctx, zkCli, "-server", server)
+	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS="+strings.Join(jvmFlags, " "), "ZOO_LOG_DIR="+t.TempDir())
+	return &cliSession{process: startProcess(t, tg.name+": zkCli.sh", cmd), tg: tg}
 }
 
-// send writes commands, one a line, to zkCli's stdin.
-func (s *cliSession) send(t *testing.T, commands string) {
-	t.Helper()
-	if _, err := io.WriteString(s.stdin, commands); err != nil {
-		t.Fatalf("%s: write to zkCli.sh: %v", s.tg.name, err)
-	}
-}
-
-// waitFor waits until zkCli has printed line n times in all.
-func (s *cliSession) waitFor(t *testing.T, line string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(scenarioTimeout)
-	for {
-		s.mu.Lock()
-		seen := 0
-		for _, l := range s.lines {
-			if l == line {
-				seen++
-			}
-		}
-		printed := strings.Join(s.lines, "\n")
-		s.mu.Unlock()
-		if seen >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: zkCli.sh printed %q %d times, want %d; it printed:\n%s", s.tg.name, line, seen, n, printed)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// finish closes zkCli's stdin, waits for it to exit and returns what it
+// outcome closes zkCli's stdin, waits for it to exit and returns what it
 // printed, normalised: zkCli prints watch events from its event thread, so
 // they may interleave with the command output anywhere and are kept as
 // their own sequence; zxids and times are replaced by <stamp>.
-func (s *cliSession) finish(t *testing.T) cliOutcome {
+func (s *cliSession) outcome(t *testing.T) cliOutcome {
 	t.Helper()
-	s.stdin.Close()
-	<-s.done
-	err := s.cmd.Wait()
+	err := s.process.finish()
 	var out cliOutcome
 	var exit *exec.ExitError
 	switch {
@@ -518,7 +459,7 @@ func runZkCli(t *testing.T, tg target) cliOutcome {
 	}
 	s := startZkCli(t, tg, tg.connect, "/zkcli")
 	s.send(t, string(script))
-	return s.finish(t)
+	return s.outcome(t)
 }
 
 func (o cliOutcome) String() string {
@@ -585,7 +526,7 @@ func TestZkCliReconnect(t *testing.T) {
 		}
 		s.waitFor(t, connected, 2)
 		s.send(t, "create /zkre/c\nset /zkre v\ncreate /zkre-later\ndelete /zkre/c\ndelete /zkre\ndelete /zkre-later\nquit\n")
-		out := s.finish(t)
+		out := s.outcome(t)
 		if !slices.Equal(out.events, wantEvents) {
 			t.Errorf("%s: zkCli's watch events:\n  %s\nwant:\n  %s", tg.name, strings.Join(out.events, "\n  "), strings.Join(wantEvents, "\n  "))
 		}

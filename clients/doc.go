@@ -2,7 +2,9 @@
 // InterProcessMutex (Java), kazoo's Lock (Python) and zkCli.sh — against the
 // model's wire server and against a real ZooKeeper 3.8, and checks that both
 // give the same observable outcome: mutual exclusion, the lock recipes'
-// sequence names and FIFO order, zkCli's output and its watch events.
+// sequence names and FIFO order, zkCli's output and its watch events, also
+// across a severed connection (zkCli re-registers its watches) and a lock
+// holder's session expiry (kazoo).
 //
 // The package has only tests; java/, python/ and zkcli/ hold the programs and
 // the script they run. They need Debian's zookeeper, libcurator-recipes-java

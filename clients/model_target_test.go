@@ -20,5 +20,5 @@ func modelTarget(t *testing.T) target {
 			t.Errorf("model: close: %v", err)
 		}
 	})
-	return target{name: "model", connect: addr}
+	return target{name: "model", connect: addr, model: srv}
 }
