@@ -4,7 +4,8 @@
 // give the same observable outcome: mutual exclusion, the lock recipes'
 // sequence names and FIFO order, zkCli's output and its watch events, also
 // across a severed connection (zkCli re-registers its watches) and a lock
-// holder's session expiry (kazoo).
+// holder's session expiry (kazoo). It also runs the zkmodel serve binary
+// with a kazoo client that drives the control endpoint itself.
 //
 // The package has only tests; java/, python/ and zkcli/ hold the programs and
 // the script they run. They need Debian's zookeeper, libcurator-recipes-java
