@@ -29,8 +29,9 @@ Any failure prints "error ..." and exits 1.
 import sys
 import threading
 
-from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
+
+import kazoo_session
 
 
 def contend(client, ident, iterations, root):
@@ -87,19 +88,13 @@ def main(args):
         print(__doc__, file=sys.stderr)
         return 2
     lost = threading.Event()
-    client = KazooClient(hosts=connect, timeout=timeout)
-    client.add_listener(lambda state: lost.set() if state == KazooState.LOST else None)
-    client.start(timeout=20)
-    try:
+
+    def body(client):
         if args[0] == "contend":
             return contend(client, args[2], args[3], args[4])
         return hold(client, args[2], args[3], lost)
-    except Exception as e:  # any failure is the test's to report
-        print("error %r" % (e,), flush=True)
-        return 1
-    finally:
-        client.stop()
-        client.close()
+
+    return kazoo_session.run(connect, timeout, body, lambda state: lost.set() if state == KazooState.LOST else None)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,9 @@ import sys
 import threading
 import urllib.request
 
-from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
+
+import kazoo_session
 
 
 def call(control, method, path):
@@ -37,10 +38,7 @@ def main(connect, control):
     def on_state(state):
         {KazooState.SUSPENDED: suspended, KazooState.CONNECTED: connected, KazooState.LOST: lost}[state].set()
 
-    client = KazooClient(hosts=connect, timeout=10.0)
-    client.add_listener(on_state)
-    client.start(timeout=20)
-    try:
+    def body(client):
         wait_for(connected, "CONNECTED")
         client.create("/ctl-eph", b"x", ephemeral=True)
         sid = "%#x" % client.client_id[0]
@@ -62,13 +60,9 @@ def main(connect, control):
             call(control, "POST", "/expire?session=" + sid)
         except urllib.error.HTTPError as e:
             print("expire again: %d %s" % (e.code, e.read().decode().strip()))
-    except Exception as e:  # any failure is the test's to report
-        print("error %r" % (e,), flush=True)
-        return 1
-    finally:
-        client.stop()
-        client.close()
-    return 0
+        return 0
+
+    return kazoo_session.run(connect, 10.0, body, on_state)
 
 
 if __name__ == "__main__":
