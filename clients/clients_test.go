@@ -56,6 +56,7 @@ var real struct {
 }
 
 func TestMain(m *testing.M) {
+	os.Setenv("PYTHONDONTWRITEBYTECODE", "1") // no __pycache__ in python/ from kazoo_session
 	code := m.Run()
 	if real.ensemble != nil {
 		if err := real.ensemble.Close(); err != nil {
