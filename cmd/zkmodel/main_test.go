@@ -20,22 +20,14 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// startup is the JSON line serve prints once it listens.
-type startup struct {
-	Addr    string `json:"addr"`
-	Control string `json:"control"`
-	Seed    int64  `json:"seed"`
-	Tick    string `json:"tick"`
-}
-
 // readStartup reads serve's startup line from r.
-func readStartup(t *testing.T, r io.Reader) startup {
+func readStartup(t *testing.T, r io.Reader) startupLine {
 	t.Helper()
 	line, err := bufio.NewReader(r).ReadString('\n')
 	if err != nil {
 		t.Fatalf("read the startup line: %v (got %q)", err, line)
 	}
-	var s startup
+	var s startupLine
 	if err := json.Unmarshal([]byte(line), &s); err != nil {
 		t.Fatalf("startup line %q: %v", line, err)
 	}
@@ -44,7 +36,7 @@ func readStartup(t *testing.T, r io.Reader) startup {
 
 // serveInProcess runs the command in this process with args and returns
 // its startup line; the cleanup stops it and checks it returned nil.
-func serveInProcess(t *testing.T, args ...string) startup {
+func serveInProcess(t *testing.T, args ...string) startupLine {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdoutR, stdoutW := io.Pipe()

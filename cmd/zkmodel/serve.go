@@ -119,6 +119,14 @@ func listen(flagName, addr string) (net.Listener, error) {
 	return nil, fmt.Errorf("%w: -%s %s: %v", errUsage, flagName, addr, err)
 }
 
+// startupLine is what serve prints once it listens.
+type startupLine struct {
+	Addr    string `json:"addr"`    // host:port for ZooKeeper clients
+	Control string `json:"control"` // base URL of the control endpoint
+	Seed    int64  `json:"seed"`
+	Tick    string `json:"tick"` // tickTime, as a Go duration
+}
+
 // run is the whole command: it parses args, serves until ctx is done, then
 // shuts down and returns nil. Tests call it in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -145,6 +153,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		control.Close()
 		return fmt.Errorf("start the model's wire server: %w", err)
 	}
+	line, _ := json.Marshal(startupLine{ // cannot fail: strings and a number
+		Addr:    clients.Addr().String(),
+		Control: "http://" + control.Addr().String(),
+		Seed:    o.seed,
+		Tick:    o.tick.String(),
+	})
 	g := newGateway(srv, backend)
 	httpSrv := &http.Server{Handler: g.controlHandler(), ReadHeaderTimeout: 10 * time.Second}
 
@@ -160,15 +174,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "zkmodel: control endpoint:", err)
 		}
 	}()
-	line, err := json.Marshal(map[string]any{
-		"addr":    clients.Addr().String(),
-		"control": "http://" + control.Addr().String(),
-		"seed":    o.seed,
-		"tick":    o.tick.String(),
-	})
-	if err != nil {
-		return fmt.Errorf("startup line: %w", err)
-	}
 	fmt.Fprintf(stdout, "%s\n", line)
 
 	<-ctx.Done()
