@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkmodel/zkmodel/model/internal/jute"
+	"github.com/zkmodel/zkmodel/model/jute"
 )
 
 // This file is the wire front end: the server side of ZooKeeper's client protocol, so that real clients
@@ -117,6 +117,12 @@ func (p pipeConn) wrap(op string, err error) error {
 // opts are zk.Connect's options (zk.WithLogger, zk.WithEventCallback, …): go-zookeeper does not export their
 // type, so they are taken as the func(*zk.Conn) it is.
 func ConnectZK(srv *Server, sessionTimeout time.Duration, opts ...func(*zk.Conn)) (*zk.Conn, <-chan zk.Event, error) {
+	srv.mu.Lock()
+	closed := srv.wire.closed
+	srv.mu.Unlock()
+	if closed {
+		return nil, nil, fmt.Errorf("model: ConnectZK: the server is closed (Server.Close)")
+	}
 	conn, events, err := zk.Connect([]string{"127.0.0.1:2181"}, sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: ConnectZK: %w", err)
@@ -263,6 +269,12 @@ func (l *wireLink) readLoop() {
 	}
 	for {
 		frame, err := jute.ReadFrame(l.nc, jute.MaxBuffer)
+		if errors.Is(err, jute.ErrFrameTooLarge) {
+			// ZooKeeper has already read what the client sent with the frame's length when it refuses it, and
+			// closes the connection cleanly; closing with unread input would reset it instead.
+			_ = l.nc.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			_, _ = io.Copy(io.Discard, io.LimitReader(l.nc, 64<<10))
+		}
 		s.mu.Lock()
 		if err != nil {
 			s.linkLost(l, err)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/model"
-	"github.com/zkmodel/zkmodel/model/internal/jute"
+	"github.com/zkmodel/zkmodel/model/jute"
 )
 
 // recording is a session recorded between a client and a real ZooKeeper 3.8 server (testdata/wire/*.rec):
