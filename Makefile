@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-.PHONY: help test check traces replay ensemble real herd fidelity bench vet fmt zookeeper
+.PHONY: help test check traces replay ensemble real herd fidelity bench vet fmt zookeeper clientdeps serve
 
 # Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
 # never rewrites the committed corpus in traces/ (make traces does that, deliberately).
@@ -18,6 +18,16 @@ zookeeper: ## install Debian's ZooKeeper 3.8 when it is missing (needs root)
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper >/dev/null; \
 	fi
 	@test -f /usr/share/java/zookeeper.jar || { echo "zookeeper.jar still missing: install Debian's zookeeper package, or set ZK_SERVERS=host:port,… to use your own ensemble"; exit 1; }
+
+clientdeps: zookeeper ## install what the clients tests run when missing (needs root): javac, Curator 5.4, kazoo
+	@if [ ! -x /usr/bin/javac ] || [ ! -f /usr/share/java/curator-recipes.jar ] || ! /usr/bin/python3 -c 'import kazoo' 2>/dev/null; then \
+		echo "installing Debian's default-jdk-headless, libcurator-recipes-java and python3-kazoo…"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless libcurator-recipes-java python3-kazoo >/dev/null; \
+	fi
+	@test -x /usr/bin/javac && test -f /usr/share/java/curator-recipes.jar && /usr/bin/python3 -c 'import kazoo' || { echo "javac, Curator or kazoo still missing: install Debian's default-jdk-headless, libcurator-recipes-java and python3-kazoo"; exit 1; }
+
+serve: ## serve the model to clients in any language: make serve ADDR=127.0.0.1:2181 (prints the control endpoint)
+	$(GO) run ./cmd/zkmodel serve -addr $(or $(ADDR),127.0.0.1:2181)$(if $(SEED), -seed $(SEED))
 
 vet: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting (make fmt)"; exit 1; }
@@ -37,7 +47,7 @@ bench: ## the benchmarks on the fake (model, recipe, check), as a table; BENCH=r
 				printf "%-52s %12s %14s %12s %12s  %s\n", $$1, $$2, ns, b, a, other } \
 			/^(FAIL|panic)/ { print; failed = 1 } END { exit failed }'; exit $${PIPESTATUS[0]}
 
-test: zookeeper vet ## run every test, the real-ensemble ones included
+test: zookeeper clientdeps vet ## run every test, the real-ensemble ones included
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
 check: ## the main job, on the fake: check the recipe and every mutant, print the table (N=10000 interleavings); traces go to out/traces

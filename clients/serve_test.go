@@ -1,0 +1,76 @@
+package clients
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestZkmodelServeFromPython: `zkmodel serve` (the built binary) serves a
+// kazoo client, which drives the control endpoint itself — lists its
+// session, severs its own connection, moves the clock, expires its own
+// session — and sees what a ZooKeeper client sees on such faults. Then
+// the server stops on SIGTERM with exit status 0.
+func TestZkmodelServeFromPython(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "zkmodel")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/zkmodel/zkmodel/cmd/zkmodel").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/zkmodel: %v\n%s", err, out)
+	}
+	server := exec.CommandContext(ctx, bin, "serve", "-addr", "127.0.0.1:0", "-control", "127.0.0.1:0")
+	stdout, err := server.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	server.Stderr = &stderr
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Process.Kill() }) // in case the test fails first; harmless after Wait
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("zkmodel serve's startup line: %v (%q); stderr:\n%s", err, line, stderr.String())
+	}
+	var addrs struct{ Addr, Control string }
+	if err := json.Unmarshal([]byte(line), &addrs); err != nil {
+		t.Fatalf("startup line %q: %v", line, err)
+	}
+
+	out, err := exec.CommandContext(ctx, python, filepath.Join("python", "zkmodel_control.py"), addrs.Addr, addrs.Control).Output()
+	if err != nil {
+		t.Errorf("zkmodel_control.py: %v\n%s", err, out)
+	}
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^sessions lists mine: True ephemerals=1 connections=1$`),
+		regexp.MustCompile(`^drop: dropped=1$`),
+		regexp.MustCompile(`^after drop: same session True, ephemeral exists True$`),
+		regexp.MustCompile(`^advance: now=2026-01-01T00:00:03Z$`),
+		regexp.MustCompile(`^expire: True$`),
+		regexp.MustCompile(`^after expire: new session True, ephemeral exists False$`),
+		regexp.MustCompile(`^expire again: 404 zkmodel: no live session 0x[0-9a-f]+ \(GET /sessions lists them\)$`),
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("zkmodel_control.py printed %d lines, want %d:\n%s", len(got), len(want), out)
+	}
+	for i, re := range want {
+		if !re.MatchString(got[i]) {
+			t.Errorf("line %d: %q, want %s", i+1, got[i], re)
+		}
+	}
+
+	if err := server.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Wait(); err != nil {
+		t.Errorf("zkmodel serve after SIGTERM: %v, want exit status 0; stderr:\n%s", err, stderr.String())
+	}
+}

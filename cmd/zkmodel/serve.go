@@ -1,0 +1,478 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/zkmodel/zkmodel/model"
+)
+
+// errUsage marks errors in the command line (exit status 2).
+var errUsage = errors.New("usage")
+
+// options are serve's validated flags.
+type options struct {
+	addr    string
+	control string
+	seed    int64
+	tick    time.Duration
+}
+
+const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
+
+Serves the deterministic in-memory ZooKeeper 3.8 on -addr to clients in any
+language, and a control endpoint on -control (HTTP):
+
+  GET  /sessions             live sessions (JSON)
+  POST /expire?session=0x…   expire a session
+  POST /drop?session=0x…     sever a session's TCP connections
+  POST /advance?by=5s        move the virtual clock forward
+  GET  /dump                 the whole state as text
+
+Prints {"addr":…,"control":…,"seed":…,"tick":…} on stdout once listening;
+stops on SIGINT/SIGTERM with exit status 0.
+
+Flags:
+`
+
+// parseArgs validates the command line: "serve" and its flags. For -h it
+// prints the usage on stdout and returns flag.ErrHelp.
+func parseArgs(args []string, stdout io.Writer) (options, error) {
+	fs := flag.NewFlagSet("zkmodel serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var o options
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:2181", "`host:port` ZooKeeper clients connect to (port 0 picks a free one)")
+	fs.StringVar(&o.control, "control", "127.0.0.1:0", "`host:port` of the HTTP control endpoint (port 0 picks a free one)")
+	fs.Int64Var(&o.seed, "seed", 1, "seed of the model (orders listings, derives session ids)")
+	fs.DurationVar(&o.tick, "tick", 2*time.Second, "ZooKeeper tickTime: session timeouts are clamped to [2, 20] ticks")
+	usage := func() error {
+		fmt.Fprint(stdout, usageText)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return flag.ErrHelp
+	}
+	if len(args) == 0 || args[0] != "serve" {
+		if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
+			return o, usage()
+		}
+		return o, fmt.Errorf("%w: the only command is serve (zkmodel serve -h lists its flags)", errUsage)
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, usage()
+		}
+		return o, fmt.Errorf("%w: %v (zkmodel serve -h lists the flags)", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("%w: unexpected argument %q (zkmodel serve -h lists the flags)", errUsage, fs.Arg(0))
+	}
+	for _, a := range []struct{ flag, value string }{{"addr", o.addr}, {"control", o.control}} {
+		if err := checkAddr(a.value); err != nil {
+			return o, fmt.Errorf("%w: -%s %q: %v", errUsage, a.flag, a.value, err)
+		}
+	}
+	if o.tick < time.Millisecond {
+		return o, fmt.Errorf("%w: -tick %v: want at least 1ms", errUsage, o.tick)
+	}
+	return o, nil
+}
+
+// checkAddr reports what is wrong with a host:port to listen on.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port, e.g. 127.0.0.1:2181")
+	}
+	if host == "" {
+		return fmt.Errorf("give a host (127.0.0.1 listens on loopback only)")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q: want a number from 0 to 65535", port)
+	}
+	return nil
+}
+
+// listen opens a TCP listener, with an error saying what to do when the
+// port is taken.
+func listen(flagName, addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err == nil {
+		return l, nil
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%w: -%s %s: port in use (is another server running? pick a free port, or 0 for any)", errUsage, flagName, addr)
+	}
+	return nil, fmt.Errorf("%w: -%s %s: %v", errUsage, flagName, addr, err)
+}
+
+// startupLine is what serve prints once it listens.
+type startupLine struct {
+	Addr    string `json:"addr"`    // host:port for ZooKeeper clients
+	Control string `json:"control"` // base URL of the control endpoint
+	Seed    int64  `json:"seed"`
+	Tick    string `json:"tick"` // tickTime, as a Go duration
+}
+
+// run is the whole command: it parses args, serves until ctx is done, then
+// shuts down and returns nil. Tests call it in-process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseArgs(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	clients, err := listen("addr", o.addr)
+	if err != nil {
+		return err
+	}
+	control, err := listen("control", o.control)
+	if err != nil {
+		clients.Close()
+		return err
+	}
+	srv := model.NewServer(model.WithSeed(o.seed), model.WithTickTime(o.tick))
+	backend, err := srv.Listen("127.0.0.1:0")
+	if err != nil {
+		clients.Close()
+		control.Close()
+		return fmt.Errorf("start the model's wire server: %w", err)
+	}
+	line, _ := json.Marshal(startupLine{ // cannot fail: strings and a number
+		Addr:    clients.Addr().String(),
+		Control: "http://" + control.Addr().String(),
+		Seed:    o.seed,
+		Tick:    o.tick.String(),
+	})
+	g := newGateway(srv, backend)
+	httpSrv := &http.Server{Handler: g.controlHandler(), ReadHeaderTimeout: 10 * time.Second}
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		g.serve(clients, stderr)
+	}()
+	go func() {
+		defer wg.Done()
+		if err := httpSrv.Serve(control); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(stderr, "zkmodel: control endpoint:", err)
+		}
+	}()
+	fmt.Fprintf(stdout, "%s\n", line)
+
+	<-ctx.Done()
+	clients.Close()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+		httpSrv.Close()
+	}
+	g.closeAll()
+	wg.Wait()
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("close the model: %w", err)
+	}
+	return nil
+}
+
+// gateway carries each client's TCP connection to the model's wire server
+// (listening on an internal loopback port) and knows which session each one
+// carries, so that /drop can sever it as a network fault would.
+type gateway struct {
+	srv     *model.Server
+	backend string // the wire server's address
+
+	mu     sync.Mutex
+	links  map[*link]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// link is one client connection and its end at the model.
+type link struct {
+	client, model net.Conn
+	session       int64 // 0 until the model's ConnectResponse has gone by
+}
+
+func newGateway(srv *model.Server, backend string) *gateway {
+	return &gateway{srv: srv, backend: backend, links: map[*link]struct{}{}}
+}
+
+// serve accepts client connections until l is closed.
+func (g *gateway) serve(l net.Listener, stderr io.Writer) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				fmt.Fprintln(stderr, "zkmodel: accept:", err)
+			}
+			return
+		}
+		m, err := net.DialTimeout("tcp", g.backend, 10*time.Second)
+		if err != nil {
+			fmt.Fprintln(stderr, "zkmodel: connect to the model:", err)
+			c.Close()
+			continue
+		}
+		lk := &link{client: c, model: m}
+		g.mu.Lock()
+		if g.closed {
+			g.mu.Unlock()
+			c.Close()
+			m.Close()
+			return
+		}
+		g.links[lk] = struct{}{}
+		g.wg.Add(2)
+		g.mu.Unlock()
+		go g.pump(lk, lk.client, lk.model, false)
+		go g.pump(lk, lk.model, lk.client, true)
+	}
+}
+
+// pump copies src to dst until either end closes, then closes both. The
+// model-to-client direction reads the ConnectResponse first to learn the
+// session id.
+func (g *gateway) pump(lk *link, src, dst net.Conn, fromModel bool) {
+	defer g.wg.Done()
+	defer g.drop(lk)
+	if fromModel {
+		frame, err := readFrame(src)
+		if err != nil {
+			return
+		}
+		// ConnectResponse: protocolVersion int32, timeOut int32, sessionId int64, …
+		if len(frame) >= 4+16 {
+			g.mu.Lock()
+			lk.session = int64(binary.BigEndian.Uint64(frame[12:20]))
+			g.mu.Unlock()
+		}
+		if _, err := dst.Write(frame); err != nil {
+			return
+		}
+	}
+	io.Copy(dst, src)
+}
+
+// maxFrame bounds the ConnectResponse the gateway reads whole.
+const maxFrame = 1 << 20
+
+// readFrame reads one length-prefixed frame, prefix included.
+func readFrame(r io.Reader) ([]byte, error) {
+	var prefix [4]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(prefix[:])
+	if n > maxFrame {
+		return nil, fmt.Errorf("frame of %d bytes", n)
+	}
+	frame := make([]byte, 4+n)
+	copy(frame, prefix[:])
+	if _, err := io.ReadFull(r, frame[4:]); err != nil {
+		return nil, err
+	}
+	return frame, nil
+}
+
+// drop closes both ends of lk and forgets it.
+func (g *gateway) drop(lk *link) {
+	lk.client.Close()
+	lk.model.Close()
+	g.mu.Lock()
+	delete(g.links, lk)
+	g.mu.Unlock()
+}
+
+// closeAll severs every connection and waits for the pumps to end.
+func (g *gateway) closeAll() {
+	g.mu.Lock()
+	g.closed = true
+	links := make([]*link, 0, len(g.links))
+	for lk := range g.links {
+		links = append(links, lk)
+	}
+	g.mu.Unlock()
+	for _, lk := range links {
+		g.drop(lk)
+	}
+	g.wg.Wait()
+}
+
+// sever closes the connections carrying session id and reports how many.
+func (g *gateway) sever(id int64) int {
+	g.mu.Lock()
+	var links []*link
+	for lk := range g.links {
+		if lk.session == id {
+			links = append(links, lk)
+		}
+	}
+	g.mu.Unlock()
+	for _, lk := range links {
+		g.drop(lk)
+	}
+	return len(links)
+}
+
+// connections counts the open connections per session.
+func (g *gateway) connections() map[int64]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := map[int64]int{}
+	for lk := range g.links {
+		if lk.session != 0 {
+			n[lk.session]++
+		}
+	}
+	return n
+}
+
+// sessionInfo is one entry of GET /sessions.
+type sessionInfo struct {
+	ID          string `json:"id"`
+	TimeoutMS   int64  `json:"timeout_ms"`
+	Ephemerals  int    `json:"ephemerals"`
+	Connections int    `json:"connections"`
+}
+
+// sessions lists the model's live sessions, sorted by id, from its Dump.
+func (g *gateway) sessions() ([]sessionInfo, error) {
+	conns := g.connections()
+	var list []sessionInfo
+	for line := range strings.SplitSeq(g.srv.Dump(), "\n") {
+		rest, ok := strings.CutPrefix(line, "session ")
+		if !ok {
+			continue
+		}
+		// session 0x… timeout=4s heard=… ephemerals=N
+		fields := strings.Fields(rest)
+		if len(fields) != 4 {
+			return nil, fmt.Errorf("unexpected session line in the model's dump: %q", line)
+		}
+		id, err := parseSessionID(fields[0])
+		if err != nil {
+			return nil, fmt.Errorf("session line %q: %w", line, err)
+		}
+		timeout, err := time.ParseDuration(strings.TrimPrefix(fields[1], "timeout="))
+		if err != nil {
+			return nil, fmt.Errorf("session line %q: %w", line, err)
+		}
+		eph, err := strconv.Atoi(strings.TrimPrefix(fields[3], "ephemerals="))
+		if err != nil {
+			return nil, fmt.Errorf("session line %q: %w", line, err)
+		}
+		list = append(list, sessionInfo{ID: fmt.Sprintf("%#x", id), TimeoutMS: timeout.Milliseconds(), Ephemerals: eph, Connections: conns[id]})
+	}
+	slices.SortFunc(list, func(a, b sessionInfo) int { return strings.Compare(a.ID, b.ID) })
+	return list, nil
+}
+
+// parseSessionID reads 0x-prefixed hex or decimal.
+func parseSessionID(s string) (int64, error) {
+	var u uint64
+	var err error
+	if hex, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		u, err = strconv.ParseUint(hex, 16, 64)
+	} else {
+		u, err = strconv.ParseUint(s, 10, 64)
+	}
+	if err != nil || u == 0 {
+		return 0, fmt.Errorf("session %q: want a session id such as 0x1d2c3b4a00000001 (GET /sessions lists them)", s)
+	}
+	return int64(u), nil
+}
+
+// controlHandler is the HTTP control surface documented on the command.
+func (g *gateway) controlHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sessions", func(w http.ResponseWriter, r *http.Request) {
+		list, err := g.sessions()
+		if err != nil {
+			http.Error(w, "zkmodel: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if list == nil {
+			list = []sessionInfo{}
+		}
+		writeJSON(w, list)
+	})
+	mux.HandleFunc("GET /dump", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, g.srv.Dump())
+	})
+	mux.HandleFunc("POST /expire", func(w http.ResponseWriter, r *http.Request) {
+		id, ok := g.liveSession(w, r)
+		if !ok {
+			return
+		}
+		g.srv.Expire(id)
+		writeJSON(w, map[string]any{"ok": true, "expired": fmt.Sprintf("%#x", id)})
+	})
+	mux.HandleFunc("POST /drop", func(w http.ResponseWriter, r *http.Request) {
+		id, err := parseSessionID(r.URL.Query().Get("session"))
+		if err != nil {
+			http.Error(w, "zkmodel: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		n := g.sever(id)
+		if n == 0 {
+			http.Error(w, fmt.Sprintf("zkmodel: session %#x has no open connection (GET /sessions lists them)", id), http.StatusNotFound)
+			return
+		}
+		writeJSON(w, map[string]any{"ok": true, "session": fmt.Sprintf("%#x", id), "dropped": n})
+	})
+	mux.HandleFunc("POST /advance", func(w http.ResponseWriter, r *http.Request) {
+		by := r.URL.Query().Get("by")
+		d, err := time.ParseDuration(by)
+		if err != nil || d <= 0 {
+			http.Error(w, fmt.Sprintf("zkmodel: by=%q: want a positive Go duration such as 5s or 250ms", by), http.StatusBadRequest)
+			return
+		}
+		g.srv.Advance(d)
+		writeJSON(w, map[string]any{"ok": true, "now": g.srv.Now().Format(time.RFC3339Nano)})
+	})
+	return mux
+}
+
+// liveSession reads ?session= and checks the model has that session,
+// answering the error itself when not.
+func (g *gateway) liveSession(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	id, err := parseSessionID(r.URL.Query().Get("session"))
+	if err != nil {
+		http.Error(w, "zkmodel: "+err.Error(), http.StatusBadRequest)
+		return 0, false
+	}
+	list, err := g.sessions()
+	if err != nil {
+		http.Error(w, "zkmodel: "+err.Error(), http.StatusInternalServerError)
+		return 0, false
+	}
+	want := fmt.Sprintf("%#x", id)
+	if !slices.ContainsFunc(list, func(s sessionInfo) bool { return s.ID == want }) {
+		http.Error(w, fmt.Sprintf("zkmodel: no live session %s (GET /sessions lists them)", want), http.StatusNotFound)
+		return 0, false
+	}
+	return id, true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
