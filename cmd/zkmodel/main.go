@@ -45,12 +45,16 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/zkmodel/zkmodel/internal/term"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	restore := term.Foreground() // Ctrl-C reaches only zkmodel, which exits 0, and so do make and go run
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	restore()
 	if err == nil {
 		return
 	}

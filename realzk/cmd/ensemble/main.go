@@ -17,8 +17,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
-	"unsafe"
 
+	"github.com/zkmodel/zkmodel/internal/term"
 	"github.com/zkmodel/zkmodel/realzk"
 )
 
@@ -52,36 +52,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ensemble: -tick %s: want a positive duration, e.g. 100ms\n", *tick)
 		os.Exit(2)
 	}
-	// Ctrl-C in a terminal goes to the whole foreground process group, make included, which then exits
-	// with "Interrupt" whatever this program does. Taking the terminal's foreground for a process group of
-	// our own lets Ctrl-C reach only this program, which stops the ensemble and exits 0, and so does make.
-	restore := foreground()
+	// Ctrl-C reaches only this program, which stops the ensemble and exits 0, and so do make and go run.
+	restore := term.Foreground()
 	err := run(*servers, *tick)
 	restore()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ensemble:", err)
 		os.Exit(1)
-	}
-}
-
-// foreground moves this process into a process group of its own and makes it the terminal's foreground
-// group, when standard input is a terminal; the returned func gives the terminal back.
-func foreground() (restore func()) {
-	tty := os.Stdin.Fd()
-	var orig int32
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, tty, syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&orig))); errno != 0 {
-		return func() {} // not a terminal: signals come from whoever started us, as they should
-	}
-	signal.Ignore(syscall.SIGTTOU) // a background group may not set the foreground without this
-	if err := syscall.Setpgid(0, 0); err != nil {
-		return func() {}
-	}
-	own := int32(syscall.Getpgrp())
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, tty, syscall.TIOCSPGRP, uintptr(unsafe.Pointer(&own))); errno != 0 {
-		return func() {}
-	}
-	return func() {
-		_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, tty, syscall.TIOCSPGRP, uintptr(unsafe.Pointer(&orig)))
 	}
 }
 
