@@ -51,7 +51,7 @@ test: zookeeper clientdeps vet ## run every test, the real-ensemble ones include
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
 check: ## the main job, on the fake: check the recipe and every mutant, print the table (N=10000 interleavings); traces go to out/traces
-	@echo "make check: failure traces go to $(CHECK_TRACES) (the committed corpus in traces/ is left alone; make traces rewrites it)"
+	@echo "make check: failure traces go to $(CHECK_TRACES)"
 	$(GO) test -count=1 -timeout 60m -v -run '^TestCheckAll$$' ./check -check.n=$(or $(N),10000) -check.traces=$(CHECK_TRACES) -check.shrink=20s \
 		| grep -v -E '^(=== RUN|=== NAME|\s+--- PASS|PASS$$)'; exit $${PIPESTATUS[0]}
 
