@@ -93,7 +93,7 @@ func run(ns []int, duration time.Duration, out string) error {
 		row, err := realzk.RunHerd(rowCtx, realzk.HerdConfig{Addrs: e.Addrs(), Clients: n, Duration: duration, SessionTimeout: realzk.DefaultMaxSessionTimeout})
 		cancel()
 		if err != nil {
-			return fmt.Errorf("N=%d: %w", n, err)
+			return fmt.Errorf("with %d clients: %w", n, err)
 		}
 		rows = append(rows, row)
 		fmt.Print(realzk.FormatHerdTable([]realzk.HerdRow{row}))
