@@ -45,12 +45,10 @@ func FuzzWireStream(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := jute.NewEncoder(nil)
-		(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}).Encode(e)
 		_ = nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		done := make(chan error, 1)
 		go func() {
-			if err := jute.WriteFrame(nc, e.Bytes()); err == nil {
+			if err := jute.WriteFrame(nc, newSessionRequest()); err == nil {
 				_, _ = nc.Write(stream) // the server may close the connection midway: that is its answer
 			}
 			nc.Close()

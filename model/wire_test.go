@@ -28,6 +28,13 @@ func connectZK(t *testing.T, srv *model.Server) (*zk.Conn, <-chan zk.Event) {
 }
 
 // waitEvent waits (bounded) for an event matching want on ch, skipping others.
+// newSessionRequest is the body of a raw connect request for a new session with a 10 s timeout.
+func newSessionRequest() []byte {
+	e := jute.NewEncoder(nil)
+	(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}).Encode(e)
+	return e.Bytes()
+}
+
 func waitEvent(t *testing.T, ch <-chan zk.Event, what string, match func(zk.Event) bool) zk.Event {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
@@ -100,9 +107,7 @@ func TestWireSessionsFollowTheSeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer nc.Close()
-		e := jute.NewEncoder(nil)
-		(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}).Encode(e)
-		if err := jute.WriteFrame(nc, e.Bytes()); err != nil {
+		if err := jute.WriteFrame(nc, newSessionRequest()); err != nil {
 			t.Fatal(err)
 		}
 		b, err := jute.ReadFrame(nc, jute.MaxBuffer)
@@ -182,9 +187,7 @@ func TestWireClientThatStopsReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	e := jute.NewEncoder(nil)
-	(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}).Encode(e)
-	if err := jute.WriteFrame(nc, e.Bytes()); err != nil {
+	if err := jute.WriteFrame(nc, newSessionRequest()); err != nil {
 		t.Fatal(err)
 	}
 	// 64 reads of a 1 MiB node: 64 MiB of replies, far over any socket buffer and the server's bound.
