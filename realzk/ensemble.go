@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +62,16 @@ type Config struct {
 	Java string
 	// ClassPath lists the jars to run; nil means DefaultClassPath.
 	ClassPath []string
+	// SystemProperties are passed to every server's JVM as -Dkey=value, in
+	// key order: for example zookeeper.extendedTypesEnabled=true (TTL
+	// nodes) or zookeeper.DigestAuthenticationProvider.superDigest=….
+	// Keys must be non-empty and contain neither '=' nor whitespace.
+	SystemProperties map[string]string
+	// ExtraConfig is appended to every server's zoo.cfg, one key=value per
+	// line, in key order: for example a shorter
+	// znode.container.checkIntervalMs. The harness's own keys cannot be set
+	// here.
+	ExtraConfig map[string]string
 	// Dir is where the ensemble's directory (realzk-*) is created; "" means
 	// os.TempDir(). Stale directories of dead harness processes in it are
 	// swept on Start.
@@ -103,7 +115,27 @@ func (c Config) withDefaults() (Config, error) {
 	case c.HeapMB < 16:
 		return c, fmt.Errorf("realzk config: HeapMB=%d: want at least 16", c.HeapMB)
 	}
+	for _, set := range []struct {
+		name string
+		m    map[string]string
+	}{{"SystemProperties", c.SystemProperties}, {"ExtraConfig", c.ExtraConfig}} {
+		for _, k := range slices.Sorted(maps.Keys(set.m)) {
+			if k == "" || strings.ContainsAny(k, "= \t\r\n") || strings.ContainsAny(set.m[k], "\r\n") {
+				return c, fmt.Errorf("realzk config: %s[%q]=%q: want a key without '=' or whitespace and a one-line value", set.name, k, set.m[k])
+			}
+			if set.name == "ExtraConfig" && harnessConfigKeys[k] {
+				return c, fmt.Errorf("realzk config: ExtraConfig[%q]: the harness sets this key itself; use the Config field for it", k)
+			}
+		}
+	}
 	return c, nil
+}
+
+// harnessConfigKeys are the zoo.cfg keys writeServerFiles sets; ExtraConfig may not override them.
+var harnessConfigKeys = map[string]bool{
+	"tickTime": true, "initLimit": true, "syncLimit": true, "dataDir": true, "clientPort": true,
+	"clientPortAddress": true, "minSessionTimeout": true, "maxSessionTimeout": true, "maxClientCnxns": true,
+	"4lw.commands.whitelist": true, "admin.enableServer": true, "forceSync": true, "preAllocSize": true,
 }
 
 // server is one harness-started ZooKeeper server.
@@ -316,6 +348,9 @@ func (e *Ensemble) writeServerFiles(s *server) error {
 	// instead of 64 MiB keeps the data directories small.
 	b.WriteString("forceSync=no\n")
 	b.WriteString("preAllocSize=1024\n")
+	for _, k := range slices.Sorted(maps.Keys(e.cfg.ExtraConfig)) {
+		fmt.Fprintf(&b, "%s=%s\n", k, e.cfg.ExtraConfig[k])
+	}
 	if len(e.servers) > 1 {
 		for _, peer := range e.servers {
 			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", peer.myid, peer.quorumPort, peer.electionPort)
@@ -346,10 +381,15 @@ func (e *Ensemble) launch(s *server) error {
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 		dirMarkerFlag + e.dir,
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.cfg.SystemProperties)) {
+		args = append(args, "-D"+k+"="+e.cfg.SystemProperties[k])
+	}
+	args = append(args,
 		"-cp", strings.Join(e.cfg.ClassPath, ":"),
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain",
 		s.configPath,
-	}
+	)
 	cmd := exec.Command(e.java, args...)
 	cmd.Dir = e.dir
 	cmd.Stdout = logFile

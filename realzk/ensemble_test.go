@@ -293,6 +293,9 @@ func TestBadConfigIsRejected(t *testing.T) {
 		{"tick", Config{TickTime: time.Millisecond}, "TickTime"},
 		{"session bounds", Config{MinSessionTimeout: time.Second, MaxSessionTimeout: 500 * time.Millisecond}, "MaxSessionTimeout"},
 		{"bad address", Config{Addrs: []string{"localhost"}}, "want host:port"},
+		{"property key", Config{SystemProperties: map[string]string{"a=b": "c"}}, "SystemProperties"},
+		{"config value", Config{ExtraConfig: map[string]string{"k": "v\nclientPort=1"}}, "one-line value"},
+		{"harness key", Config{ExtraConfig: map[string]string{"clientPort": "1"}}, "the harness sets this key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := Start(ctx, tc.cfg)
