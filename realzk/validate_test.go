@@ -47,7 +47,7 @@ const (
 
 func TestValidateNoFaults(t *testing.T) {
 	runValidation(t, validation{name: "no faults", sessionTimeout: validateShortSession, inject: func(ctx context.Context, r *validationRun) error {
-		return sleep(ctx, 2*time.Second)
+		return herdSleep(ctx, 2*time.Second)
 	}})
 }
 
@@ -179,7 +179,7 @@ func runValidation(t *testing.T, v validation) {
 	}
 	injected := make(chan error, 1)
 	go func() {
-		if err := sleep(ctx, validateWarmup); err != nil {
+		if err := herdSleep(ctx, validateWarmup); err != nil {
 			injected <- err
 			return
 		}
@@ -187,7 +187,7 @@ func runValidation(t *testing.T, v validation) {
 	}()
 	injectErr := <-injected
 	if injectErr == nil {
-		injectErr = sleep(ctx, validateSettle)
+		injectErr = herdSleep(ctx, validateSettle)
 	}
 	close(r.stop)
 	drainTimer := time.AfterFunc(validateDrain, endDrain)
@@ -478,7 +478,7 @@ func injectLeaderKill(ctx context.Context, r *validationRun) error {
 	}
 	r.faults.Add(1)
 	killed := time.Now()
-	if err := sleep(ctx, time.Second); err != nil {
+	if err := herdSleep(ctx, time.Second); err != nil {
 		return err
 	}
 	if err := r.ensemble.Restart(ctx, leader); err != nil {
@@ -537,7 +537,7 @@ func injectHolderExpiry(ctx context.Context, r *validationRun) error {
 		}
 		r.note("holder %d (session %#x) expired in its critical section, resumed %s, Unlock returned %s", holder.id, p.session,
 			map[bool]string{false: "at once", true: "after Lost() closed"}[waitedForLost], unlocked)
-		if err := sleep(ctx, 300*time.Millisecond); err != nil {
+		if err := herdSleep(ctx, 300*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -590,7 +590,7 @@ func (r *validationRun) findWaiter(ctx context.Context, holder *validationClient
 				return c, nil
 			}
 		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+		if err := herdSleep(ctx, 10*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("no client queued behind the paused holder: %w", err)
 		}
 	}
@@ -636,7 +636,7 @@ func injectSeverDuringCreate(ctx context.Context, r *validationRun) error {
 		default:
 			return fmt.Errorf("create of client %d, severed, returned %v, want success or zk.ErrConnectionClosed", c.id, outcome.createErr)
 		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := herdSleep(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}
