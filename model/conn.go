@@ -30,6 +30,7 @@ type Conn struct {
 	lastZxid  int64
 	watchers  map[watchKey][]chan zk.Event
 
+	member     int          // the ensemble's server it is (or was last) connected to
 	wireClient bool         // a client on the wire protocol (wire.go): only the server's side of it lives here
 	link       *wireLink    // its current connection, nil when it has none
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
