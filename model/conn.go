@@ -63,6 +63,7 @@ type outItem struct {
 	call   *call    // a reply to this call (the reply itself waits in call.rep.res)
 	event  zk.Event // or a watch event
 	hangUp bool     // or the server closing the connection
+	drop   bool     // or the connection dropping at once (its server stopped): what is queued behind is lost
 }
 
 // watchType mirrors go-zookeeper's client-side watch kinds.

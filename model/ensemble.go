@@ -312,24 +312,25 @@ func (s *Server) elect() {
 }
 
 // dropMember closes every connection of member i, as a server that stops or stops serving does, and returns
-// how many clients lost theirs. Caller holds s.mu.
+// how many clients lost theirs. The server executes nothing more for them at once; each client learns of it
+// when its next delivery is the drop (first in its queue, what was queued behind it lost), a step of its
+// own with the manual transport, so that clients whose connections dropped together react one at a time.
+// Caller holds s.mu.
 func (s *Server) dropMember(i int, why string) int {
 	n := 0
 	for _, c := range s.clients {
 		switch {
-		case c.wireClient && c.link != nil && c.link.member == i:
-			l := c.link
-			s.record(c, "disconnect", "%s", why)
-			s.sever(c)
-			l.abort()
-			n++
 		case c.wireClient && c.connecting != nil && c.connecting.link.member == i:
 			c.connecting.link.abort()
 			c.connecting.done <- false
 			c.connecting = nil
-		case !c.wireClient && c.connected && c.member == i:
-			s.record(c, "disconnect", "%s", why)
-			s.sever(c)
+		case c.connected && (c.wireClient && c.link != nil && c.link.member == i || !c.wireClient && c.member == i):
+			if len(c.outbox) > 0 && c.outbox[0].drop {
+				continue // dropped already (by the stop that preceded this election, say)
+			}
+			s.record(c, "drop", "%s", why)
+			c.closing = true
+			c.outbox = append([]outItem{{drop: true}}, c.outbox...)
 			n++
 		}
 	}

@@ -49,6 +49,10 @@ func TestEnsembleStopFollowerAndLeader(t *testing.T) {
 	if err := srv.StopServer(0); err != nil {
 		t.Fatal(err)
 	}
+	// The server is gone at once; the client learns of it in a step of its own.
+	checkSteps(t, "Pending", srv.Pending(), "[deliver c1, start s0]")
+	checkSteps(t, "Faults", srv.Faults(), "[expire c1, disconnect c2, expire c2, disconnect c3, expire c3, stop s1, stop s2]")
+	do(t, srv, Deliver, a)
 	if a.State() != zk.StateDisconnected || b.State() != zk.StateHasSession || c.State() != zk.StateHasSession {
 		t.Fatalf("after stopping s0: states %s %s %s, want only a disconnected", a.State(), b.State(), c.State())
 	}
@@ -70,6 +74,7 @@ func TestEnsembleStopFollowerAndLeader(t *testing.T) {
 		t.Fatalf("modes %s, want follower,leader,stopped", got)
 	}
 	for _, x := range []*Conn{a, b, c} {
+		do(t, srv, Deliver, x)
 		if x.State() != zk.StateDisconnected {
 			t.Fatalf("client %d after the leader stopped: %s, want disconnected (the election closes every connection)", x.ClientID(), x.State())
 		}
@@ -108,6 +113,9 @@ func TestEnsembleQuorumLoss(t *testing.T) {
 	if got := modes(t, srv); got != "not serving,stopped,stopped" {
 		t.Fatalf("modes %s", got)
 	}
+	checkSteps(t, "Pending", srv.Pending(), "[deliver c1, deliver c2, start s1, start s2]")
+	do(t, srv, Deliver, a)
+	do(t, srv, Deliver, b)
 	if a.State() != zk.StateDisconnected || b.State() != zk.StateDisconnected {
 		t.Fatalf("states %s %s, want both disconnected", a.State(), b.State())
 	}

@@ -79,7 +79,7 @@ type Record struct {
 	Elapsed time.Duration // virtual time since the server started
 	Client  int           // the client's ClientID, or 0 for server-wide steps
 	Session int64         // the client's session at the time, if any
-	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close", "stop", "start" (a server of the ensemble)
+	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close", "stop", "start" (a server of the ensemble), "drop" (a stop closed the client's connection; it learns of it with its next delivery)
 	Detail  string        // what happened, e.g. "create /lock/n- flags=3 -> /lock/n-0000000001 zxid=5"
 	// Step is true for what a step produced (Do, Advance or Expire, under the server's lock) and false for
 	// what a client's own call produced (a Close, say) or what Pending, Faults or Do found clients had sent
@@ -605,6 +605,9 @@ func (s *Server) deliver(c *Conn) {
 	switch {
 	case it.hangUp:
 		s.record(c, "disconnect", "server closed the connection")
+		s.sever(c)
+	case it.drop:
+		s.record(c, "disconnect", "the connection dropped: its server s%d stopped or stopped serving", c.member)
 		s.sever(c)
 	case it.call != nil:
 		res := it.call.rep.res

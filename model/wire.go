@@ -911,6 +911,12 @@ func (s *Server) deliverWire(c *Conn, it outItem) {
 		s.record(c, "disconnect", "server closed the connection")
 		s.sever(c)
 		return
+	case it.drop:
+		l := c.link
+		s.record(c, "disconnect", "the connection dropped: its server s%d stopped or stopped serving", l.member)
+		s.sever(c)
+		l.abort() // what was queued for it is lost, as with a killed server
+		return
 	case it.call != nil:
 		frame = it.call.wire.frame
 		if s.cfg.observer != nil {
