@@ -362,3 +362,20 @@ func (s *Server) doServer(st Step) error {
 	s.settle()
 	return nil
 }
+
+// ServerOf returns the server of the ensemble that the client of sessionID is connected to, and false when
+// that client is not connected (or there is none).
+func (s *Server) ServerOf(sessionID int64) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.owner(sessionID)
+	switch {
+	case c == nil || !c.connected || c.closing:
+		return 0, false
+	case c.wireClient && c.link == nil:
+		return 0, false
+	case c.wireClient:
+		return c.link.member, true
+	}
+	return c.member, true
+}

@@ -162,7 +162,8 @@ func (p pipeConn) wrap(op string, err error) error {
 	return err
 }
 
-// ConnectZK connects a real go-zookeeper client to srv in-process (Dialer) and returns once its session is
+// ConnectZK connects a real go-zookeeper client to srv in-process (Dialer, with every server of an ensemble
+// in its list: Hosts) and returns once its session is
 // established (StateHasSession), or with an error after max(sessionTimeout, 10s). The event channel is
 // go-zookeeper's own, untouched: it starts with StateConnecting, StateConnected, StateHasSession. opts are
 // passed to zk.Connect after ConnectZK's own (the dialer, and a logger that discards go-zookeeper's log lines),
@@ -177,7 +178,7 @@ func ConnectZK(srv *Server, sessionTimeout time.Duration, opts ...func(*zk.Conn)
 	if closed {
 		return nil, nil, fmt.Errorf("model: ConnectZK: the server is closed (Server.Close)")
 	}
-	conn, events, err := zk.Connect([]string{"127.0.0.1:2181"}, sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
+	conn, events, err := zk.Connect(srv.Hosts(), sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: ConnectZK: %w", err)
 	}
