@@ -71,6 +71,9 @@ type Target struct {
 	// Sever drops c's connection; the client then reconnects with the same session. Nil means
 	// the target cannot sever connections, and the reconnection rules are not registered.
 	Sever func(t *testing.T, c Conn)
+	// Ensemble stops and starts the target's servers. Nil means the target cannot, and the
+	// ensemble rules (rules_ensemble.go) are not registered.
+	Ensemble *Ensemble
 }
 
 // rule is one behaviour of ZooKeeper, checked by run under a fresh base path.
@@ -119,6 +122,9 @@ func Run(t *testing.T, target Target) {
 	}
 	if target.Expire != nil {
 		rules = append(rules, expireRules...)
+	}
+	if target.Ensemble != nil {
+		rules = append(rules, ensembleRules...)
 	}
 	for i, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
