@@ -71,6 +71,10 @@ type Target struct {
 	// Sever drops c's connection; the client then reconnects with the same session. Nil means
 	// the target cannot sever connections, and the reconnection rules are not registered.
 	Sever func(t *testing.T, c Conn)
+	// SuperUser is "user:password" of the server's super user (ZooKeeper's
+	// zookeeper.DigestAuthenticationProvider.superDigest, model.WithSuperDigest). Empty means the
+	// target has none, and the super-user rules are not registered.
+	SuperUser string
 }
 
 // rule is one behaviour of ZooKeeper, checked by run under a fresh base path.
@@ -114,8 +118,13 @@ func Run(t *testing.T, target Target) {
 	rules = append(rules, multiRules...)
 	rules = append(rules, errorRules...)
 	rules = append(rules, sessionRules...)
+	rules = append(rules, aclRules...)
+	if target.SuperUser != "" {
+		rules = append(rules, aclSuperRules...)
+	}
 	if target.Sever != nil {
 		rules = append(rules, severRules...)
+		rules = append(rules, aclSeverRules...)
 	}
 	if target.Expire != nil {
 		rules = append(rules, expireRules...)
