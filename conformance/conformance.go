@@ -75,6 +75,9 @@ type Target struct {
 	// zookeeper.DigestAuthenticationProvider.superDigest, model.WithSuperDigest). Empty means the
 	// target has none, and the super-user rules are not registered.
 	SuperUser string
+	// Ensemble stops and starts the target's servers. Nil means the target cannot, and the
+	// ensemble rules (rules_ensemble.go) are not registered.
+	Ensemble *Ensemble
 }
 
 // rule is one behaviour of ZooKeeper, checked by run under a fresh base path.
@@ -128,6 +131,9 @@ func Run(t *testing.T, target Target) {
 	}
 	if target.Expire != nil {
 		rules = append(rules, expireRules...)
+	}
+	if target.Ensemble != nil {
+		rules = append(rules, ensembleRules...)
 	}
 	for i, r := range rules {
 		t.Run(r.name, func(t *testing.T) {

@@ -11,9 +11,10 @@ import (
 
 // TestConformance runs the conformance suite (the rules measured on a real ZooKeeper 3.8) against the
 // model with its default transport: Expire is Server.Expire, Sever is a Disconnect step, after which the
-// client reconnects at once.
+// client reconnects at once. The model is a 3-server ensemble with realzk's tickTime (100 ms), for the
+// ensemble rules.
 func TestConformance(t *testing.T) {
-	srv := model.NewServer()
+	srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond))
 	conformance.Run(t, conformance.Target{
 		Connect: func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
 			t.Helper()
@@ -33,6 +34,7 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("sever model client: %v", err)
 			}
 		},
+		Ensemble: ensembleHook(srv),
 	})
 }
 

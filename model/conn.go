@@ -31,6 +31,7 @@ type Conn struct {
 	watchers  map[watchKey][]chan zk.Event
 	creds     []authCred // accepted addAuths, sent again on every new connection
 
+	member     int          // the ensemble's server it is (or was last) connected to
 	wireClient bool         // a client on the wire protocol (wire.go): only the server's side of it lives here
 	link       *wireLink    // its current connection, nil when it has none
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
@@ -63,6 +64,7 @@ type outItem struct {
 	call   *call    // a reply to this call (the reply itself waits in call.rep.res)
 	event  zk.Event // or a watch event
 	hangUp bool     // or the server closing the connection
+	drop   bool     // or the connection dropping at once (its server stopped): what is queued behind is lost
 }
 
 // watchType mirrors go-zookeeper's client-side watch kinds.

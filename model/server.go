@@ -24,6 +24,7 @@ type Server struct {
 	seq     int  // records emitted
 	inStep  bool // a step is being taken (Do, Advance, Expire): its records are marked Step
 	wire    wireState
+	ens     ensembleState
 }
 
 type config struct {
@@ -34,6 +35,7 @@ type config struct {
 	observer func(Record)
 
 	superDigest string // WithSuperDigest
+	members     int
 }
 
 // Option configures a Server.
@@ -72,7 +74,7 @@ func NewServer(opts ...Option) *Server {
 	}
 	core := newCore(uint64(cfg.seed), cfg.start.UnixMilli())
 	core.super = cfg.superDigest
-	return &Server{cfg: cfg, core: core}
+	return &Server{cfg: cfg, core: core, ens: newEnsemble(cfg.members)}
 }
 
 // Record is one step of the server's history, as given to an observer.
@@ -81,7 +83,7 @@ type Record struct {
 	Elapsed time.Duration // virtual time since the server started
 	Client  int           // the client's ClientID, or 0 for server-wide steps
 	Session int64         // the client's session at the time, if any
-	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close"
+	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close", "stop", "start" (a server of the ensemble), "drop" (a stop closed the client's connection; it learns of it with its next delivery)
 	Detail  string        // what happened, e.g. "create /lock/n- flags=3 -> /lock/n-0000000001 zxid=5"
 	// Step is true for what a step produced (Do, Advance or Expire, under the server's lock) and false for
 	// what a client's own call produced (a Close, say) or what Pending, Faults or Do found clients had sent
@@ -134,7 +136,12 @@ const eventBuffer = 64
 func (s *Server) Connect(sessionTimeout time.Duration) (*Conn, <-chan zk.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	member := s.ens.next(len(s.clients) % s.ens.size()) // clients spread over the ensemble's servers
+	if member < 0 {
+		return nil, nil, fmt.Errorf("model: Connect: no server is serving: %d of %d run, a quorum needs %d (StartServer)", s.ens.running(), s.ens.size(), s.ens.size()/2+1)
+	}
 	c := &Conn{
+		member:   member,
 		srv:      s,
 		id:       len(s.clients) + 1,
 		timeout:  sessionTimeout,
@@ -222,6 +229,10 @@ func (s *Server) Advance(d time.Duration) {
 	defer s.stepping()()
 	s.core.now += d.Milliseconds()
 	s.record(nil, "advance", "clock +%s", d)
+	if !s.ens.anyServing() {
+		s.settle() // without a leader no session expires: the next leader restarts their deadlines
+		return
+	}
 	heard := map[int64]bool{}
 	for _, c := range s.clients {
 		if c.connected && !c.closing && c.session != 0 {
@@ -300,7 +311,7 @@ func (s *Server) settle() {
 				s.deliver(c)
 				progress = true
 			}
-			if (!c.connected && !c.closed && !c.wireClient) || c.connecting != nil {
+			if (!c.connected && !c.closed && !c.wireClient && s.ens.anyServing()) || c.connecting != nil {
 				s.reconnect(c)
 				progress = true
 			}
@@ -331,9 +342,13 @@ const (
 	Disconnect
 	// ExpireSession: the server expires the client's session.
 	ExpireSession
+	// StopServer: server Step.Server of the ensemble stops (a fault; see Server.StopServer).
+	StopServer
+	// StartServer: the stopped server Step.Server starts again (progress; see Server.StartServer).
+	StartServer
 )
 
-var stepNames = [...]string{Apply: "apply", Deliver: "deliver", Reconnect: "reconnect", LoseRequest: "lose-request", LoseReply: "lose-reply", Disconnect: "disconnect", ExpireSession: "expire"}
+var stepNames = [...]string{Apply: "apply", Deliver: "deliver", Reconnect: "reconnect", LoseRequest: "lose-request", LoseReply: "lose-reply", Disconnect: "disconnect", ExpireSession: "expire", StopServer: "stop", StartServer: "start"}
 
 // String returns the step kind's name, as used in traces.
 func (k StepKind) String() string {
@@ -350,17 +365,23 @@ func ParseStepKind(name string) (StepKind, error) {
 			return StepKind(k), nil
 		}
 	}
-	return 0, fmt.Errorf("model: unknown step kind %q (want one of apply, deliver, reconnect, lose-request, lose-reply, disconnect, expire)", name)
+	return 0, fmt.Errorf("model: unknown step kind %q (want one of apply, deliver, reconnect, lose-request, lose-reply, disconnect, expire, stop, start)", name)
 }
 
-// Step is one transport step for one client.
+// Step is one transport step for one client, or a step of one server of the ensemble.
 type Step struct {
 	Kind   StepKind
-	Client int // the client's ClientID
+	Client int // the client's ClientID (not for StopServer and StartServer)
+	Server int // for StopServer and StartServer: the server, 0 to Members()-1
 }
 
-// String renders the step, e.g. "apply c2".
-func (st Step) String() string { return fmt.Sprintf("%s c%d", st.Kind, st.Client) }
+// String renders the step, e.g. "apply c2", "stop s1".
+func (st Step) String() string {
+	if st.Kind == StopServer || st.Kind == StartServer {
+		return fmt.Sprintf("%s s%d", st.Kind, st.Server)
+	}
+	return fmt.Sprintf("%s c%d", st.Kind, st.Client)
+}
 
 // flushOutgoing moves what clients issued since the scheduler last looked into their queues: per client,
 // sorted by the requests' text (they were issued concurrently, so any order is one the client could see),
@@ -393,8 +414,9 @@ func (s *Server) flushOutgoing() {
 	}
 }
 
-// Pending returns the steps that make progress — Apply, Deliver and Reconnect — that can be taken now, in
-// client order. Taking only these, in any order, until none is left, is a fault-free run.
+// Pending returns the steps that make progress — Apply, Deliver and Reconnect, in client order, then
+// StartServer for each stopped server — that can be taken now. Taking only these, in any order, until none
+// is left, is a fault-free run.
 func (s *Server) Pending() []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -403,15 +425,20 @@ func (s *Server) Pending() []Step {
 	for _, c := range s.clients {
 		for _, k := range []StepKind{Apply, Deliver, Reconnect} {
 			if s.can(c, k) {
-				out = append(out, Step{k, c.id})
+				out = append(out, Step{Kind: k, Client: c.id})
 			}
+		}
+	}
+	for i, down := range s.ens.down {
+		if down {
+			out = append(out, Step{Kind: StartServer, Server: i})
 		}
 	}
 	return out
 }
 
-// Faults returns the fault steps — LoseRequest, LoseReply, Disconnect and ExpireSession — that can be taken
-// now, in client order.
+// Faults returns the fault steps — LoseRequest, LoseReply, Disconnect and ExpireSession in client order,
+// then, in an ensemble (WithEnsemble), StopServer for each running server — that can be taken now.
 func (s *Server) Faults() []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -420,7 +447,14 @@ func (s *Server) Faults() []Step {
 	for _, c := range s.clients {
 		for _, k := range []StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
 			if s.can(c, k) {
-				out = append(out, Step{k, c.id})
+				out = append(out, Step{Kind: k, Client: c.id})
+			}
+		}
+	}
+	if s.ens.size() > 1 {
+		for i, down := range s.ens.down {
+			if !down {
+				out = append(out, Step{Kind: StopServer, Server: i})
 			}
 		}
 	}
@@ -438,14 +472,14 @@ func (s *Server) can(c *Conn, k StepKind) bool {
 		if c.wireClient { // a wire client dials by itself; the step lets the server answer its connect request
 			return c.connecting != nil
 		}
-		return !c.connected && !c.closed
+		return !c.connected && !c.closed && s.ens.anyServing()
 	case LoseReply:
 		return live && len(c.outbox) > 0 && c.outbox[0].call != nil
 	case Disconnect:
 		return live
 	case ExpireSession:
 		_, ok := s.core.sessions[c.session]
-		return ok && !c.finished
+		return ok && !c.finished && s.ens.anyServing() // only a leader expires sessions
 	}
 	return false
 }
@@ -455,6 +489,9 @@ func (s *Server) Do(st Step) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushOutgoing()
+	if st.Kind == StopServer || st.Kind == StartServer {
+		return s.doServer(st)
+	}
 	if st.Client < 1 || st.Client > len(s.clients) {
 		return fmt.Errorf("model: step %s: no client %d (clients are 1..%d)", st, st.Client, len(s.clients))
 	}
@@ -574,6 +611,9 @@ func (s *Server) deliver(c *Conn) {
 	case it.hangUp:
 		s.record(c, "disconnect", "server closed the connection")
 		s.sever(c)
+	case it.drop:
+		s.record(c, "disconnect", "the connection dropped: its server s%d stopped or stopped serving", c.member)
+		s.sever(c)
 	case it.call != nil:
 		res := it.call.rep.res
 		if res.zxid > 0 {
@@ -633,6 +673,7 @@ func (s *Server) reconnect(c *Conn) {
 		s.acceptConnect(c)
 		return
 	}
+	c.member = s.ens.next(c.member + 1) // go-zookeeper moves on to the next server of its list
 	c.setState(zk.StateConnecting)
 	c.setState(zk.StateConnected)
 	sess, alive := s.core.sessions[c.session]

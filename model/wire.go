@@ -42,6 +42,7 @@ type wireLink struct {
 	srv      *Server
 	nc       net.Conn
 	slot     *Conn         // the client it belongs to, once known (a Dialer knows it up front)
+	member   int           // the ensemble's server it is a connection to
 	readOnly bool          // the connect request carried the readOnly byte: the response carries one too
 	mu       sync.Mutex    // guards the fields below
 	queue    [][]byte      // frames waiting to be written
@@ -111,8 +112,9 @@ type wireCall struct {
 // Dialer returns a zk.Dialer (for zk.WithDialer) that connects go-zookeeper to this server in-process, over
 // net.Pipe: no sockets. The Dialer is one client of the server, with one ClientID for all the connections it
 // makes one after the other (go-zookeeper dials again after every disconnection); a connection it makes while
-// another of its connections has a session is a client of its own. Any address works; go-zookeeper resolves host
-// names, so give it an IP literal such as "127.0.0.1:2181".
+// another of its connections has a session is a client of its own. Any address works, for server 0 of an
+// ensemble; Hosts gives one address per server (dialing a stopped one is refused, as a TCP dial is).
+// go-zookeeper resolves host names, so give it an IP literal such as "127.0.0.1:2181".
 func (s *Server) Dialer() zk.Dialer {
 	s.mu.Lock()
 	slot := s.newWireClient()
@@ -123,8 +125,12 @@ func (s *Server) Dialer() zk.Dialer {
 		if s.wire.closed {
 			return nil, fmt.Errorf("model: dial %s: the server is closed", address)
 		}
+		member := s.memberOfAddress(address)
+		if s.ens.down[member] {
+			return nil, fmt.Errorf("model: dial %s (server %d, stopped): %w", address, member, dialRefused(address))
+		}
 		client, server := net.Pipe()
-		s.startLink(server, slot)
+		s.startLink(server, slot, member)
 		return pipeConn{client}, nil
 	}
 }
@@ -151,7 +157,8 @@ func (p pipeConn) wrap(op string, err error) error {
 	return err
 }
 
-// ConnectZK connects a real go-zookeeper client to srv in-process (Dialer) and returns once its session is
+// ConnectZK connects a real go-zookeeper client to srv in-process (Dialer, with every server of an ensemble
+// in its list: Hosts) and returns once its session is
 // established (StateHasSession), or with an error after max(sessionTimeout, 10s). The event channel is
 // go-zookeeper's own, untouched: it starts with StateConnecting, StateConnected, StateHasSession. opts are
 // passed to zk.Connect after ConnectZK's own (the dialer, and a logger that discards go-zookeeper's log lines),
@@ -166,7 +173,7 @@ func ConnectZK(srv *Server, sessionTimeout time.Duration, opts ...func(*zk.Conn)
 	if closed {
 		return nil, nil, fmt.Errorf("model: ConnectZK: the server is closed (Server.Close)")
 	}
-	conn, events, err := zk.Connect([]string{"127.0.0.1:2181"}, sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
+	conn, events, err := zk.Connect(srv.Hosts(), sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: ConnectZK: %w", err)
 	}
@@ -197,35 +204,19 @@ type discardLogger struct{}
 func (discardLogger) Printf(string, ...any) {}
 
 // Listen serves real ZooKeeper clients on a TCP address (use a loopback one, such as "127.0.0.1:0") until
-// Close, and returns the address it listens on. Several Listen calls may be made. Every connection that opens a
-// new session is a new client of the server; one that resumes a session belongs to the session's client.
+// Close, and returns the address it listens on. Several Listen calls may be made; they are all server 0 of
+// an ensemble (ListenEnsemble serves every server). Every connection that opens a new session is a new
+// client of the server; one that resumes a session belongs to the session's client.
 func (s *Server) Listen(address string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.wire.closed {
 		return "", fmt.Errorf("model: listen on %s: the server is closed", address)
 	}
-	ln, err := net.Listen("tcp", address)
-	if err != nil {
-		return "", fmt.Errorf("model: listen: %w", err)
+	if s.ens.down[0] {
+		return "", fmt.Errorf("model: listen on %s: server 0 is stopped (StartServer(0) first)", address)
 	}
-	s.wire.listeners = append(s.wire.listeners, ln)
-	go func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return // closed
-			}
-			s.mu.Lock()
-			if s.wire.closed {
-				nc.Close()
-			} else {
-				s.startLink(nc, nil)
-			}
-			s.mu.Unlock()
-		}
-	}()
-	return ln.Addr().String(), nil
+	return s.listenMember(0, address)
 }
 
 // Close stops the wire front end: listeners stop accepting, every wire connection is closed (its client sees
@@ -240,6 +231,10 @@ func (s *Server) Close() error {
 	s.wire.closed = true
 	listeners := s.wire.listeners
 	s.wire.listeners = nil
+	for i, lns := range s.ens.listeners {
+		listeners = append(listeners, lns...)
+		s.ens.listeners[i] = nil
+	}
 	for _, c := range s.clients {
 		if c.wireClient && c.link != nil {
 			s.record(c, "disconnect", "server closed")
@@ -275,8 +270,8 @@ func (s *Server) newWireClient() *Conn {
 }
 
 // startLink starts serving nc. Caller holds s.mu.
-func (s *Server) startLink(nc net.Conn, slot *Conn) {
-	l := &wireLink{srv: s, nc: nc, slot: slot, kick: make(chan struct{}, 1)}
+func (s *Server) startLink(nc net.Conn, slot *Conn, member int) {
+	l := &wireLink{srv: s, nc: nc, slot: slot, member: member, kick: make(chan struct{}, 1)}
 	if s.wire.links == nil {
 		s.wire.links = map[*wireLink]struct{}{}
 	}
@@ -307,7 +302,7 @@ func (l *wireLink) readLoop() {
 	creq, err := jute.DecodeConnectRequest(body)
 	s.mu.Lock()
 	var ok bool
-	if c := l.slot; err == nil && s.cfg.manual && c != nil && c.session != 0 && !s.wire.closed {
+	if c := l.slot; err == nil && s.cfg.manual && c != nil && c.session != 0 && !s.wire.closed && s.ens.serving(l.member) {
 		// With the manual transport a Dialer's reconnection is a Reconnect step: the connect request waits
 		// until the scheduler lets the server answer it (its first connection, like Server.Connect's, is
 		// answered at once).
@@ -430,6 +425,13 @@ func (l *wireLink) abort() {
 func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	if s.wire.closed {
 		l.abort()
+		return false
+	}
+	if !s.ens.serving(l.member) {
+		// A server without a quorum reads the connect request and closes the connection (measured:
+		// go-zookeeper logs "authentication failed: EOF"); a stopped one does not get this far.
+		s.record(l.slot, "connect", "refused: server s%d is not serving (no quorum)", l.member)
+		l.closeAfterFlush()
 		return false
 	}
 	if req.LastZxidSeen > s.core.zxid {
@@ -905,6 +907,12 @@ func (s *Server) deliverWire(c *Conn, it outItem) {
 		s.record(c, "disconnect", "server closed the connection")
 		s.sever(c)
 		return
+	case it.drop:
+		l := c.link
+		s.record(c, "disconnect", "the connection dropped: its server s%d stopped or stopped serving", l.member)
+		s.sever(c)
+		l.abort() // what was queued for it is lost, as with a killed server
+		return
 	case it.call != nil:
 		frame = it.call.wire.frame
 		if s.cfg.observer != nil {
@@ -926,7 +934,7 @@ func (s *Server) deliverWire(c *Conn, it outItem) {
 }
 
 // ClientOf returns the ClientID of the client whose current session is sessionID (a *Conn or a wire client),
-// or 0 if there is none. Steps name wire clients by it, e.g. Do(Step{Disconnect, srv.ClientOf(conn.SessionID())}).
+// or 0 if there is none. Steps name wire clients by it, e.g. Do(Step{Kind: Disconnect, Client: srv.ClientOf(conn.SessionID())}).
 func (s *Server) ClientOf(sessionID int64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
