@@ -14,7 +14,7 @@ import (
 // client reconnects at once. The model is a 3-server ensemble with realzk's tickTime (100 ms), for the
 // ensemble rules.
 func TestConformance(t *testing.T) {
-	srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond))
+	srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
 	conformance.Run(t, conformance.Target{
 		Connect: func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
 			t.Helper()
@@ -34,9 +34,15 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("sever model client: %v", err)
 			}
 		},
-		Ensemble: ensembleHook(srv),
+		Ensemble:  ensembleHook(srv),
+		SuperUser: conformanceSuperUser,
 	})
 }
+
+// The super user of the model servers the conformance suite runs on.
+const conformanceSuperUser = "super:conformance-super-secret"
+
+var conformanceSuperDigest = zk.DigestACL(zk.PermAll, "super", "conformance-super-secret")[0].ID
 
 // modelConn returns c as the model client it is, failing t otherwise.
 func modelConn(t *testing.T, c conformance.Conn) *model.Conn {

@@ -29,6 +29,7 @@ type Conn struct {
 	outbox    []outItem
 	lastZxid  int64
 	watchers  map[watchKey][]chan zk.Event
+	creds     []authCred // accepted addAuths, sent again on every new connection
 
 	member     int          // the ensemble's server it is (or was last) connected to
 	wireClient bool         // a client on the wire protocol (wire.go): only the server's side of it lives here
@@ -318,8 +319,8 @@ func (c *Conn) Close() {
 // --- the zk.Conn methods ---------------------------------------------------------------------------------
 
 // Create creates a znode and returns its path (with the sequence suffix, for sequential nodes). flags is one
-// of zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence and zk.FlagEphemeralSequential; ACLs are accepted and
-// ignored (the model has no access control).
+// of zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence and zk.FlagEphemeralSequential. It needs CREATE on
+// the parent; acl is stored as ZooKeeper stores it (see SetACL) and enforced.
 func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	// go-zookeeper's order: unknown flags, then the path (a trailing / is fine for the sequential modes,
 	// TTL included), then the refusal of TTL modes.

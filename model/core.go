@@ -43,6 +43,7 @@ const (
 	opRemoveWatches
 	opAddWatch
 	opPing
+	opAuth // addAuth: path holds the scheme, data the credentials
 )
 
 var opNames = [...]string{
@@ -65,6 +66,7 @@ var opNames = [...]string{
 	opRemoveWatches:     "removeWatches",
 	opAddWatch:          "addWatch",
 	opPing:              "ping",
+	opAuth:              "addAuth",
 }
 
 func (k opKind) String() string { return opNames[k] }
@@ -115,6 +117,9 @@ func (r *request) String() string {
 		fmt.Fprintf(&b, " type=%d", r.mode)
 	case opAddWatch:
 		fmt.Fprintf(&b, " mode=%d", r.mode)
+	case opAuth:
+		b.Reset()
+		b.WriteString("addAuth " + r.path) // the credentials stay out of traces
 	case opMulti:
 		for i, op := range r.ops {
 			if i > 0 {
@@ -166,7 +171,8 @@ type childEntry struct {
 }
 
 type node struct {
-	acl      []zk.ACL // as given; stored and reported (getACL), not enforced
+	acl      []zk.ACL // as stored (fixupACL), enforced by allowed
+	anyone   int32    // the permissions acl grants world:anyone: the checks' fast path
 	data     []byte
 	stat     zk.Stat      // as stored: Cversion counts the creates of children, see view
 	children []childEntry // ordered by (key, name): deterministic from the seed, not sorted by name
@@ -200,12 +206,14 @@ type session struct {
 	timeout   time.Duration // negotiated
 	lastHeard int64         // virtual milliseconds
 	ephemeral map[string]struct{}
+	auth      sessionAuth // what its current connection authenticated as (acl.go)
 }
 
 // core is one ZooKeeper server's state. Its zero value is not usable; see newCore.
 type core struct {
 	seed     uint64
-	now      int64 // virtual milliseconds since the Unix epoch
+	super    string // the super digest (user:base64 hash) that addAuth makes super; "" for none
+	now      int64  // virtual milliseconds since the Unix epoch
 	zxid     int64
 	nodes    map[string]*node
 	sessions map[int64]*session
@@ -259,12 +267,13 @@ func newCore(seed uint64, now int64) *core {
 	c.persist[childWatch] = map[string]map[int64]uint8{}
 	// A fresh ZooKeeper 3.8 server has /zookeeper (with quota and config below it); every field of their stats
 	// is zero, except the child counts.
-	c.nodes["/"] = &node{acl: zk.WorldACL(zk.PermAll)}
+	c.nodes["/"] = &node{acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll}
 	for _, p := range []string{"/zookeeper", "/zookeeper/config", "/zookeeper/quota"} {
-		c.nodes[p] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll)}
+		c.nodes[p] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll}
 		c.link(parentOf(p), baseName(p))
 	}
 	c.nodes["/zookeeper/config"].acl = zk.WorldACL(zk.PermRead)
+	c.nodes["/zookeeper/config"].anyone = zk.PermRead
 	c.nodes["/zookeeper/config"].stat.Aversion = -1
 	return c
 }
@@ -317,7 +326,7 @@ func (c *core) createSession(timeout time.Duration) int64 {
 	c.sidNext++
 	id := c.sidBase + c.sidNext
 	c.zxid++
-	c.sessions[id] = &session{id: id, timeout: timeout, lastHeard: c.now, ephemeral: map[string]struct{}{}}
+	c.sessions[id] = &session{id: id, timeout: timeout, lastHeard: c.now, ephemeral: map[string]struct{}{}, auth: sessionAuth{ip: inProcessIP}}
 	return id
 }
 
@@ -384,11 +393,11 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 			notes = c.createdEvents(res.path, notes)
 		}
 	case opDelete:
-		if res.err = c.checkDelete(r.path, r.version); res.err == nil {
+		if res.err = c.checkDelete(sid, r.path, r.version); res.err == nil {
 			notes = c.removeNode(r.path, notes)
 		}
 	case opSetData:
-		res.stat, res.err = c.setData(r.path, r.data, r.version)
+		res.stat, res.err = c.setData(sid, r.path, r.data, r.version)
 		if res.err == nil {
 			notes = c.fire(dataWatch, r.path, zk.EventNodeDataChanged, notes)
 		}
@@ -405,6 +414,8 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opGetData:
 		if n, ok := c.nodes[r.path]; !ok {
 			res.err = zk.ErrNoNode
+		} else if !c.allowed(sid, n, zk.PermRead) {
+			res.err = zk.ErrNoAuth // checked before the watch is set: none is left
 		} else {
 			if r.watch {
 				c.addWatch(dataWatch, r.path, sid)
@@ -414,6 +425,8 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opGetChildren:
 		if n, ok := c.nodes[r.path]; !ok {
 			res.err = zk.ErrNoNode
+		} else if !c.allowed(sid, n, zk.PermRead) {
+			res.err = zk.ErrNoAuth
 		} else {
 			if r.watch {
 				c.addWatch(childWatch, r.path, sid)
@@ -427,24 +440,28 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opSync:
 		res.path = r.path
 	case opGetACL:
-		if n, ok := c.nodes[r.path]; !ok {
+		// ZooKeeper 3.8 wants READ or ADMIN, and hides the digests' hashes from a session without ADMIN.
+		switch n, ok := c.nodes[r.path]; {
+		case !ok:
 			res.err = zk.ErrNoNode
-		} else {
+		case !c.allowed(sid, n, zk.PermRead|zk.PermAdmin):
+			res.err = zk.ErrNoAuth
+		case !c.allowed(sid, n, zk.PermAdmin):
+			res.acl, res.stat = redactACL(n.acl), n.view()
+		default:
 			res.acl, res.stat = slices.Clone(n.acl), n.view()
 		}
 	case opSetACL:
-		res.stat, res.err = c.setACL(r.path, r.acl, r.version)
+		res.stat, res.err = c.setACL(sid, r.path, r.acl, r.version)
 	case opCheck:
-		if n, ok := c.nodes[r.path]; !ok {
-			res.err = zk.ErrNoNode
-		} else if r.version != -1 && r.version != n.stat.Version {
-			res.err = zk.ErrBadVersion
-		} else {
+		if res.err = c.checkVersion(sid, r.path, r.version); res.err == nil {
 			res.noReply = true
 		}
 	case opAllChildrenNumber:
-		if _, ok := c.nodes[r.path]; !ok {
+		if n, ok := c.nodes[r.path]; !ok {
 			res.err = zk.ErrNoNode
+		} else if !c.allowed(sid, n, zk.PermRead) {
+			res.err = zk.ErrNoAuth
 		} else {
 			res.number = c.descendants(r.path)
 		}
@@ -464,6 +481,8 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 			c.addPersistentWatch(sid, r.path, r.mode == 1)
 		}
 	case opPing:
+	case opAuth:
+		res.err = c.addAuth(sid, r.path, r.data)
 	case opMulti:
 		if res.multi, notes, res.err = c.multi(sid, r.ops); res.err != nil {
 			break
@@ -479,20 +498,24 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	return res, notes
 }
 
-// setACL replaces a node's ACL if its aversion matches (-1 matches any), as ZooKeeper checks them: the ACL's
-// emptiness, the node's existence, then the version.
-func (c *core) setACL(path string, acl []zk.ACL, version int32) (zk.Stat, error) {
-	if len(acl) == 0 {
-		return zk.Stat{}, zk.ErrInvalidACL
+// setACL replaces a node's ACL if its aversion matches (-1 matches any), as ZooKeeper checks them: the ACL
+// (fixupACL), the node's existence, ADMIN on it, then the version.
+func (c *core) setACL(sid int64, path string, acl []zk.ACL, version int32) (zk.Stat, error) {
+	acl, err := c.fixupACL(sid, acl)
+	if err != nil {
+		return zk.Stat{}, err
 	}
 	n, ok := c.nodes[path]
 	if !ok {
 		return zk.Stat{}, zk.ErrNoNode
 	}
+	if !c.allowed(sid, n, zk.PermAdmin) {
+		return zk.Stat{}, zk.ErrNoAuth
+	}
 	if version != -1 && version != n.stat.Aversion {
 		return zk.Stat{}, zk.ErrBadVersion
 	}
-	n.acl = slices.Clone(acl)
+	n.acl, n.anyone = acl, anyonePerms(acl)
 	n.stat.Aversion++
 	return n.view(), nil
 }
@@ -587,8 +610,8 @@ func cloneBytes(b []byte) []byte {
 }
 
 // create adds a node. The checks come in ZooKeeper 3.8's order, as measured: flags, the path's shape
-// (relative or with NUL), a non-empty ACL, the parent's existence, the whole path's validity (after the
-// sequence suffix), the node's absence, and a parent that is not ephemeral. A sequential name is the parent's
+// (relative or with NUL), the ACL (fixupACL), the parent's existence, CREATE on the parent, the whole path's
+// validity (after the sequence suffix), the node's absence, and a parent that is not ephemeral. A sequential name is the parent's
 // count of child creates so far, as `%010d` (a Java int: it wraps to -2147483648).
 func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	var ephemeral, sequential, container bool
@@ -610,8 +633,9 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
 		return "", zk.ErrBadArguments // the server wants an absolute path free of NUL before anything else
 	}
-	if len(acl) == 0 {
-		return "", zk.ErrInvalidACL
+	acl, err := c.fixupACL(sid, acl)
+	if err != nil {
+		return "", err
 	}
 	if path == "/" {
 		return "", zk.ErrNodeExists
@@ -620,6 +644,9 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 	p, ok := c.nodes[parent]
 	if !ok {
 		return "", zk.ErrNoNode
+	}
+	if !c.allowed(sid, p, zk.PermCreate) {
+		return "", zk.ErrNoAuth
 	}
 	if sequential {
 		path = withSequence(path, p.stat.Cversion)
@@ -635,7 +662,7 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 	}
 	c.save(parent)
 	c.save(path)
-	n := &node{data: cloneBytes(data), acl: slices.Clone(acl)}
+	n := &node{data: cloneBytes(data), acl: acl, anyone: anyonePerms(acl)}
 	n.stat = zk.Stat{
 		Czxid: c.zxid, Mzxid: c.zxid, Pzxid: c.zxid, Ctime: c.now, Mtime: c.now,
 		DataLength: int32(len(data)),
@@ -659,9 +686,19 @@ func (c *core) createdEvents(path string, notes []notification) []notification {
 	return c.fire(childWatch, parentOf(path), zk.EventNodeChildrenChanged, notes)
 }
 
-func (c *core) checkDelete(path string, version int32) error {
+// checkDelete checks a delete in ZooKeeper 3.8's order: the server's own nodes, the parent's existence, DELETE
+// on the parent (before the node's own existence: a missing node under a parent the session may not delete
+// from is zk.ErrNoAuth), then the node, its version and its children.
+func (c *core) checkDelete(sid int64, path string, version int32) error {
 	if specialPaths[path] {
 		return zk.ErrBadArguments // one of the server's own nodes
+	}
+	p, ok := c.nodes[parentOf(path)]
+	if !ok {
+		return zk.ErrNoNode
+	}
+	if !c.allowed(sid, p, zk.PermDelete) {
+		return zk.ErrNoAuth
 	}
 	n, ok := c.nodes[path]
 	if !ok {
@@ -693,8 +730,11 @@ func (c *core) removeNode(path string, notes []notification) []notification {
 	c.nodes[parent].stat.Pzxid = c.zxid
 	// ZooKeeper suppresses the second NodeDeleted for a session that watched both the data and the children.
 	start := len(notes)
-	notes = c.fire(dataWatch, path, zk.EventNodeDeleted, notes)
+	notes = c.fireFor(dataWatch, path, zk.EventNodeDeleted, n, notes)
 	for _, sid := range c.watchers(childWatch, path, zk.EventNodeDeleted) {
+		if !c.allowed(sid, n, zk.PermRead) {
+			continue
+		}
 		if !slices.ContainsFunc(notes[start:], func(n notification) bool { return n.session == sid }) {
 			notes = append(notes, notification{sid, watchEvent(zk.EventNodeDeleted, path)})
 		}
@@ -702,10 +742,14 @@ func (c *core) removeNode(path string, notes []notification) []notification {
 	return c.fire(childWatch, parent, zk.EventNodeChildrenChanged, notes)
 }
 
-func (c *core) setData(path string, data []byte, version int32) (zk.Stat, error) {
+// setData checks, as ZooKeeper 3.8 does, the node's existence, WRITE on it, then the version.
+func (c *core) setData(sid int64, path string, data []byte, version int32) (zk.Stat, error) {
 	n, ok := c.nodes[path]
 	if !ok {
 		return zk.Stat{}, zk.ErrNoNode
+	}
+	if !c.allowed(sid, n, zk.PermWrite) {
+		return zk.Stat{}, zk.ErrNoAuth
 	}
 	if version != -1 && version != n.stat.Version {
 		return zk.Stat{}, zk.ErrBadVersion
@@ -746,25 +790,21 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 			}
 		case *zk.DeleteRequest:
 			if err = c.checkPath(o.Path); err == nil {
-				if err = c.checkDelete(o.Path, o.Version); err == nil {
+				if err = c.checkDelete(sid, o.Path, o.Version); err == nil {
 					notes = c.removeNode(o.Path, notes)
 				}
 			}
 		case *zk.SetDataRequest:
 			if err = c.checkPath(o.Path); err == nil {
 				var st zk.Stat
-				if st, err = c.setData(o.Path, o.Data, o.Version); err == nil {
+				if st, err = c.setData(sid, o.Path, o.Data, o.Version); err == nil {
 					out[i].Stat = &st
 					notes = c.fire(dataWatch, o.Path, zk.EventNodeDataChanged, notes)
 				}
 			}
 		case *zk.CheckVersionRequest:
 			if err = c.checkPath(o.Path); err == nil {
-				if n, ok := c.nodes[o.Path]; !ok {
-					err = zk.ErrNoNode
-				} else if o.Version != -1 && o.Version != n.stat.Version {
-					err = zk.ErrBadVersion
-				}
+				err = c.checkVersion(sid, o.Path, o.Version)
 			}
 		default:
 			err = zk.ErrBadArguments // Conn.Multi refuses other op types before sending
@@ -825,6 +865,21 @@ var errNoWatcher = fmt.Errorf("unknown error: %v", zk.ErrCode(-121))
 // errRuntimeInconsistency is what go-zookeeper reports for the operations of a failed multi after the failing
 // one: ZooKeeper's code -2, which go-zookeeper has no named error for.
 var errRuntimeInconsistency = fmt.Errorf("unknown error: %v", zk.ErrCode(-2))
+
+// checkVersion is a check operation's test, in ZooKeeper 3.8's order: the node's existence, READ on it, then
+// its version.
+func (c *core) checkVersion(sid int64, path string, version int32) error {
+	n, ok := c.nodes[path]
+	switch {
+	case !ok:
+		return zk.ErrNoNode
+	case !c.allowed(sid, n, zk.PermRead):
+		return zk.ErrNoAuth
+	case version != -1 && version != n.stat.Version:
+		return zk.ErrBadVersion
+	}
+	return nil
+}
 
 func (c *core) checkPath(path string) error {
 	if err := validatePath(path, false); err != nil {
@@ -954,8 +1009,20 @@ func (c *core) watchers(kind int, path string, t zk.EventType) []int64 {
 	return ids
 }
 
+// fire takes the watches an event of type t on path triggers and sends the event to their sessions, those
+// that may read the node excepted (the node's ACL governs: the parent's for NodeChildrenChanged).
 func (c *core) fire(kind int, path string, t zk.EventType, notes []notification) []notification {
+	return c.fireFor(kind, path, t, c.nodes[path], notes)
+}
+
+// fireFor is fire with the node whose ACL decides who gets the event: as ZooKeeper 3.8 (with the
+// CVE-2024-23944 fix the Debian build carries) does, a session without READ on it gets nothing, and its
+// watch is gone all the same.
+func (c *core) fireFor(kind int, path string, t zk.EventType, n *node, notes []notification) []notification {
 	for _, sid := range c.watchers(kind, path, t) {
+		if n != nil && !c.allowed(sid, n, zk.PermRead) {
+			continue
+		}
 		notes = append(notes, notification{sid, watchEvent(t, path)})
 	}
 	return notes

@@ -33,7 +33,9 @@ type config struct {
 	start    time.Time
 	manual   bool
 	observer func(Record)
-	members  int
+
+	superDigest string // WithSuperDigest
+	members     int
 }
 
 // Option configures a Server.
@@ -70,7 +72,9 @@ func NewServer(opts ...Option) *Server {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Server{cfg: cfg, core: newCore(uint64(cfg.seed), cfg.start.UnixMilli()), ens: newEnsemble(cfg.members)}
+	core := newCore(uint64(cfg.seed), cfg.start.UnixMilli())
+	core.super = cfg.superDigest
+	return &Server{cfg: cfg, core: core, ens: newEnsemble(cfg.members)}
 }
 
 // Record is one step of the server's history, as given to an observer.
@@ -543,7 +547,8 @@ func (s *Server) apply(c *Conn) {
 	s.route(notes)
 	cl.rep.res = res // kept in the call until it is delivered, so that the queued item stays small
 	c.outbox = append(c.outbox, outItem{call: cl})
-	if cl.req.op == opCloseSession {
+	if cl.req.op == opCloseSession || cl.req.op == opAuth && res.err != nil {
+		// After a close, and after an auth packet it refuses, the server closes the connection.
 		c.closing = true
 		c.outbox = append(c.outbox, outItem{hangUp: true})
 	}
@@ -615,6 +620,7 @@ func (s *Server) deliver(c *Conn) {
 			c.lastZxid = res.zxid
 		}
 		ch := c.registerWatch(it.call.req, res.err)
+		c.rememberAuth(it.call.req, res.err)
 		if s.cfg.observer != nil {
 			s.record(c, "reply", "%s", it.call.req.op)
 		}
@@ -676,11 +682,13 @@ func (s *Server) reconnect(c *Conn) {
 		c.session = s.core.createSession(s.negotiate(c.timeout))
 		c.lastZxid = 0
 		c.connected = true
+		s.resendAuth(c)
 		c.setState(zk.StateHasSession)
 		s.record(c, "reconnect", "new session %#x", c.session)
 	case alive:
 		sess.lastHeard = s.core.now
 		c.connected = true
+		s.resendAuth(c)
 		c.setState(zk.StateHasSession)
 		data, exist, child := c.watchLists()
 		notes := s.core.setWatches(c.session, c.lastZxid, data, exist, child)

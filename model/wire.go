@@ -3,8 +3,6 @@ package model
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -45,7 +43,6 @@ type wireLink struct {
 	nc       net.Conn
 	slot     *Conn         // the client it belongs to, once known (a Dialer knows it up front)
 	member   int           // the ensemble's server it is a connection to
-	auth     []authID      // identities added with addAuth; a connection's, as in ZooKeeper
 	readOnly bool          // the connect request carried the readOnly byte: the response carries one too
 	mu       sync.Mutex    // guards the fields below
 	queue    [][]byte      // frames waiting to be written
@@ -54,8 +51,6 @@ type wireLink struct {
 	dead     bool          // closed: nothing more is written
 	kick     chan struct{} // wakes the writer; capacity 1
 }
-
-type authID struct{ scheme, user string }
 
 // wireConnect is a connect request waiting for a Reconnect step (manual transport).
 type wireConnect struct {
@@ -479,6 +474,7 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	}
 	l.slot, slot.link = slot, l
 	slot.connected, slot.closing = true, false
+	s.core.resetAuth(slot.session, remoteIP(l.nc)) // a new connection: the client sends its credentials again
 	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
 	return true
 }
@@ -833,20 +829,25 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 	r := &w.req
 	switch w.op {
 	case jute.OpAuth:
-		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; an unknown scheme is AUTHFAILED, and
-		// the server closes the connection. Digest identities are user:base64(sha1(user:password)).
-		if r.Scheme != "digest" {
-			w.frame = replyFrame(w.xid, 0, -115, nil)
+		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; a scheme other
+		// than digest and ip is AUTHFAILED, and the server closes the connection (the core keeps the
+		// identities: the session's, until its next connection).
+		if err := s.core.addAuth(c.session, r.Scheme, r.Auth); err != nil {
+			w.frame = replyFrame(w.xid, 0, errCode(err), nil)
 			return "error auth failed; closing", true
 		}
-		user, _, _ := strings.Cut(string(r.Auth), ":")
-		l.auth = append(l.auth, authID{"digest", user})
 		w.frame = replyFrame(w.xid, 0, 0, nil)
-		return "ok digest:" + digestID(r.Auth), false
+		if r.Scheme == "digest" {
+			return "ok digest:" + digestID(r.Auth), false
+		}
+		return "ok " + r.Scheme, false
 	case jute.OpWhoAmI:
 		clients := []jute.ClientInfo{{AuthScheme: "ip", User: remoteIP(l.nc)}}
-		for _, a := range l.auth {
-			clients = append(clients, jute.ClientInfo{AuthScheme: a.scheme, User: a.user})
+		if sess, ok := s.core.sessions[c.session]; ok {
+			for _, id := range sess.auth.digests {
+				user, _, _ := strings.Cut(id, ":")
+				clients = append(clients, jute.ClientInfo{AuthScheme: "digest", User: user})
+			}
 		}
 		w.frame = replyFrame(w.xid, s.core.zxid, 0, func(e *jute.Encoder) {
 			jute.EncodeResponse(e, jute.OpWhoAmI, &jute.Response{Clients: clients})
@@ -889,12 +890,6 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 	// Not reached: receive sends every other type to the core. Answer as to an unknown opcode all the same.
 	w.frame = replyFrame(w.xid, -1, -6, nil)
 	return "error unimplemented; closing", true
-}
-
-func digestID(auth []byte) string {
-	user, _, _ := strings.Cut(string(auth), ":")
-	sum := sha1.Sum(auth)
-	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
 func remoteIP(nc net.Conn) string {

@@ -16,7 +16,7 @@ import (
 // itself, as it does with a real server.
 func TestWireConformance(t *testing.T) {
 	t.Run("in-process", func(t *testing.T) {
-		srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond))
+		srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
 		conformance.Run(t, wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 			conn, events, err := model.ConnectZK(srv, timeout)
@@ -27,7 +27,7 @@ func TestWireConformance(t *testing.T) {
 		}))
 	})
 	t.Run("tcp", func(t *testing.T) {
-		srv := model.NewServer(model.WithTickTime(100 * time.Millisecond))
+		srv := model.NewServer(model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
 		addrs, err := srv.ListenEnsemble(3)
 		if err != nil {
@@ -78,6 +78,7 @@ func wireTarget(srv *model.Server, connect func(*testing.T, time.Duration) (*zk.
 				t.Fatalf("sever the wire client of session %#x: %v", c.SessionID(), err)
 			}
 		},
-		Ensemble: ensembleHook(srv),
+		Ensemble:  ensembleHook(srv),
+		SuperUser: conformanceSuperUser,
 	}
 }

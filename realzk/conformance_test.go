@@ -30,6 +30,7 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("sever %v: no connection open through its proxies", conn)
 			}
 		},
+		SuperUser: superUserOf(env.ensemble),
 		Ensemble: &conformance.Ensemble{
 			Servers:  env.ensemble.Servers(),
 			ServerOf: func(t *testing.T, conn conformance.Conn) int { return env.serverOf(t, conn) },
@@ -50,6 +51,14 @@ func TestConformance(t *testing.T) {
 			Wait: func(t *testing.T, d time.Duration) { time.Sleep(d) },
 		},
 	})
+}
+
+// superUserOf is SharedSuperUser on the ensemble Shared started, and none on one named by ZK_SERVERS.
+func superUserOf(e *Ensemble) string {
+	if e.Harness() {
+		return SharedSuperUser
+	}
+	return ""
 }
 
 // serverOf returns the server a session's client is connected to, through
