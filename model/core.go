@@ -43,7 +43,9 @@ const (
 	opRemoveWatches
 	opAddWatch
 	opPing
-	opAuth // addAuth: path holds the scheme, data the credentials
+	opCreateContainer // createContainer (opcode 19): a container whatever the flags, see createMode
+	opCreateTTL       // createTTL (opcode 21): request.ttl is the TTL
+	opAuth            // addAuth: path holds the scheme, data the credentials
 )
 
 var opNames = [...]string{
@@ -66,6 +68,8 @@ var opNames = [...]string{
 	opRemoveWatches:     "removeWatches",
 	opAddWatch:          "addWatch",
 	opPing:              "ping",
+	opCreateContainer:   "createContainer",
+	opCreateTTL:         "createTTL",
 	opAuth:              "addAuth",
 }
 
@@ -75,7 +79,7 @@ func (k opKind) String() string { return opNames[k] }
 // when it fails, as ZooKeeper's PrepRequestProcessor does).
 func (k opKind) isWrite() bool {
 	switch k {
-	case opCreate, opDelete, opSetData, opMulti, opCloseSession, opSetACL, opCheck:
+	case opCreate, opDelete, opSetData, opMulti, opCloseSession, opSetACL, opCheck, opCreateContainer, opCreateTTL:
 		return true
 	}
 	return false
@@ -91,7 +95,8 @@ type request struct {
 	acl     []zk.ACL
 	watch   bool
 	mode    int32 // checkWatches, removeWatches: 1 child watches, 2 data watches, 3 any
-	ops     []any // multi: *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest
+	ops     []any // multi: *zk.CreateRequest, *zk.CreateTTLRequest (wire only), *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest
+	ttl     int64 // createTTL: milliseconds
 }
 
 // String renders the request for traces, e.g. `create /lock/n- flags=3`.
@@ -105,8 +110,10 @@ func (r *request) String() string {
 		b.WriteString(" " + r.path)
 	}
 	switch r.op {
-	case opCreate:
+	case opCreate, opCreateContainer:
 		fmt.Fprintf(&b, " flags=%d data=%q", r.flags, r.data)
+	case opCreateTTL:
+		fmt.Fprintf(&b, " flags=%d ttl=%d data=%q", r.flags, r.ttl, r.data)
 	case opSetData:
 		fmt.Fprintf(&b, " version=%d data=%q", r.version, r.data)
 	case opDelete, opCheck:
@@ -135,6 +142,8 @@ func multiOpString(op any) string {
 	switch o := op.(type) {
 	case *zk.CreateRequest:
 		return fmt.Sprintf("create %s flags=%d data=%q", o.Path, o.Flags, o.Data)
+	case *zk.CreateTTLRequest:
+		return fmt.Sprintf("createTTL %s flags=%d ttl=%d data=%q", o.Path, o.Flags, o.Ttl, o.Data)
 	case *zk.DeleteRequest:
 		return fmt.Sprintf("delete %s version=%d", o.Path, o.Version)
 	case *zk.SetDataRequest:
@@ -181,21 +190,22 @@ type node struct {
 // containerOwner is the ephemeralOwner ZooKeeper gives container nodes.
 const containerOwner = math.MinInt64
 
-// view returns the stat as ZooKeeper 3.8 reports it: a container's ephemeralOwner is 0. The stored cversion counts the creates of children (it
+// view returns the stat as ZooKeeper 3.8 reports it: the ephemeralOwner of a container or TTL node is 0. The stored cversion counts the creates of children (it
 // is also what numbers sequential children); the reported one is 2*creates - numChildren, which is creates
 // plus deletes. So a delete moves the reported cversion but not the next sequence number.
 func (n *node) view() zk.Stat {
 	s := n.stat
 	s.Cversion = 2*s.Cversion - s.NumChildren
-	if s.EphemeralOwner == containerOwner {
-		s.EphemeralOwner = 0 // the server marks containers internally but reports owner 0 to clients
+	if s.EphemeralOwner < 0 {
+		s.EphemeralOwner = 0 // the server marks containers and TTL nodes internally but reports owner 0 to clients
 	}
 	return s
 }
 
-// isEphemeral reports whether the node belongs to a session (containers do not).
+// isEphemeral reports whether the node belongs to a session (containers and TTL nodes, whose owners are
+// negative, do not; session ids are positive).
 func (n *node) isEphemeral() bool {
-	return n.stat.EphemeralOwner != 0 && n.stat.EphemeralOwner != containerOwner
+	return n.stat.EphemeralOwner > 0
 }
 
 // specialPaths are the nodes a ZooKeeper server refuses to delete.
@@ -224,6 +234,7 @@ type core struct {
 	inMulti  bool                             // a multi is running: changes are recorded in undo
 	undo     []undoEntry                      // how to restore what the running multi changed
 	taken    []takenWatch                     // the watches the running multi fired, set again on rollback
+	reaper   reaper                           // TTL nodes and the container manager (ttl.go)
 }
 
 // takenWatch is a watch a running multi fired; if the multi fails, nothing fired and the watch stays set.
@@ -483,6 +494,14 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opPing:
 	case opAuth:
 		res.err = c.addAuth(sid, r.path, r.data)
+	case opCreateContainer, opCreateTTL:
+		var m nodeMode
+		if m, res.err = c.createMode(r.op, r.flags, r.ttl); res.err == nil {
+			res.path, res.err = c.createAs(sid, r.path, r.data, r.acl, m)
+		}
+		if res.err == nil {
+			notes = c.createdEvents(res.path, notes)
+		}
 	case opMulti:
 		if res.multi, notes, res.err = c.multi(sid, r.ops); res.err != nil {
 			break
@@ -614,22 +633,15 @@ func cloneBytes(b []byte) []byte {
 // validity (after the sequence suffix), the node's absence, and a parent that is not ephemeral. A sequential name is the parent's
 // count of child creates so far, as `%010d` (a Java int: it wraps to -2147483648).
 func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	var ephemeral, sequential, container bool
-	switch flags {
-	case zk.FlagPersistent:
-	case zk.FlagEphemeral:
-		ephemeral = true
-	case zk.FlagSequence:
-		sequential = true
-	case zk.FlagEphemeralSequential:
-		ephemeral, sequential = true, true
-	case zk.FlagContainer:
-		container = true
-	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
-		return "", errUnimplemented // TTL nodes are off unless the server enables extended types (measured)
-	default:
-		return "", zk.ErrBadArguments // not a create mode the server knows
+	m, err := c.createMode(opCreate, flags, -1)
+	if err != nil {
+		return "", err
 	}
+	return c.createAs(sid, path, data, acl, m)
+}
+
+// createAs adds a node of mode m (create's checks after the flags').
+func (c *core) createAs(sid int64, path string, data []byte, acl []zk.ACL, m nodeMode) (string, error) {
 	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
 		return "", zk.ErrBadArguments // the server wants an absolute path free of NUL before anything else
 	}
@@ -648,7 +660,7 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 	if !c.allowed(sid, p, zk.PermCreate) {
 		return "", zk.ErrNoAuth
 	}
-	if sequential {
+	if m.sequential {
 		path = withSequence(path, p.stat.Cversion)
 	}
 	if err := validatePath(path, false); err != nil {
@@ -668,11 +680,15 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 		DataLength: int32(len(data)),
 	}
 	switch {
-	case ephemeral:
+	case m.ephemeral:
 		n.stat.EphemeralOwner = sid
 		c.sessions[sid].ephemeral[path] = struct{}{}
-	case container:
+	case m.container:
 		n.stat.EphemeralOwner = containerOwner
+		c.reaper.watch(path)
+	case m.ttl > 0:
+		n.stat.EphemeralOwner = ttlOwner | m.ttl
+		c.reaper.watch(path)
 	}
 	c.nodes[path] = n
 	c.link(parent, baseName(path))
@@ -787,6 +803,17 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 			if p, err = c.create(sid, o.Path, o.Data, o.Flags, o.Acl); err == nil {
 				out[i].String = p
 				notes = c.createdEvents(p, notes)
+			}
+		case *zk.CreateTTLRequest:
+			// A createTTL op in a multi takes its mode from the flags: a TTL node for the TTL modes, else
+			// whatever the flags make, its TTL unused (measured).
+			var m nodeMode
+			if m, err = c.createMode(multiTTLOp(o.Flags), o.Flags, o.Ttl); err == nil {
+				var p string
+				if p, err = c.createAs(sid, o.Path, o.Data, o.Acl, m); err == nil {
+					out[i].String = p
+					notes = c.createdEvents(p, notes)
+				}
 			}
 		case *zk.DeleteRequest:
 			if err = c.checkPath(o.Path); err == nil {
@@ -1079,8 +1106,8 @@ func (c *core) dump(b *strings.Builder) {
 	for _, p := range slices.Sorted(maps.Keys(c.nodes)) {
 		n := c.nodes[p]
 		s := n.view()
-		fmt.Fprintf(b, "node %s data=%q czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d\n",
-			p, n.data, s.Czxid, s.Mzxid, s.Pzxid, s.Ctime, s.Mtime, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren)
+		fmt.Fprintf(b, "node %s data=%q czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d%s\n",
+			p, n.data, s.Czxid, s.Mzxid, s.Pzxid, s.Ctime, s.Mtime, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren, n.kindSuffix())
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.sessions)) {
 		s := c.sessions[id]

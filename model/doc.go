@@ -100,9 +100,8 @@
 //
 // # Not modelled
 //
-// Access control (ACLs are stored, reported by getACL and changed by setACL, but not enforced; addAuth accepts
-// digest identities, which only whoAmI shows), TTL nodes (answered with UNIMPLEMENTED, as a server without
-// extended types does), the automatic deletion of empty containers, quotas, reconfiguration, SASL, read-only
-// mode, and the replication between servers of an ensemble (the emulated ensemble's servers share one state
+// SASL and x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
+// maxPerMinute (a pass deletes all its candidates at one instant, in path order), quotas, reconfiguration,
+// read-only mode, and the replication between servers of an ensemble (the emulated ensemble's servers share one state
 // that never lags; Sync returns at once).
 package model

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +34,8 @@ type config struct {
 	start    time.Time
 	manual   bool
 	observer func(Record)
+	extended bool          // WithExtendedTypes
+	check    time.Duration // WithContainerCheckInterval
 
 	superDigest string // WithSuperDigest
 	members     int
@@ -66,13 +69,31 @@ func WithManualTransport() Option { return func(c *config) { c.manual = true } }
 // answered, events delivered, faults, session changes and clock moves. fn must not call back into the server.
 func WithObserver(fn func(Record)) Option { return func(c *config) { c.observer = fn } }
 
+// WithExtendedTypes enables TTL nodes (CreateTTL), as zookeeper.extendedTypesEnabled=true does on a real
+// server. Without it TTL creates fail with ZooKeeper's UNIMPLEMENTED (-6).
+func WithExtendedTypes() Option { return func(c *config) { c.extended = true } }
+
+// WithContainerCheckInterval sets how often the container manager runs (ZooKeeper's
+// znode.container.checkIntervalMs, default one minute): at the server's start time plus every whole interval
+// of the virtual clock it deletes the empty containers that have had children and the childless TTL nodes
+// whose mtime is more than their TTL ago. Durations are whole milliseconds; below 1 ms the default stays.
+func WithContainerCheckInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d >= time.Millisecond {
+			c.check = d
+		}
+	}
+}
+
 // NewServer returns a server with a fresh tree holding only / and /zookeeper (with config and quota).
 func NewServer(opts ...Option) *Server {
-	cfg := config{seed: 1, tick: 2 * time.Second, start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	cfg := config{seed: 1, tick: 2 * time.Second, start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		check: DefaultContainerCheckInterval * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	core := newCore(uint64(cfg.seed), cfg.start.UnixMilli())
+	core.configureReaper(cfg.extended, cfg.check.Milliseconds())
 	core.super = cfg.superDigest
 	return &Server{cfg: cfg, core: core, ens: newEnsemble(cfg.members)}
 }
@@ -83,7 +104,7 @@ type Record struct {
 	Elapsed time.Duration // virtual time since the server started
 	Client  int           // the client's ClientID, or 0 for server-wide steps
 	Session int64         // the client's session at the time, if any
-	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close", "stop", "start" (a server of the ensemble), "drop" (a stop closed the client's connection; it learns of it with its next delivery)
+	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "reap" (the container manager deletes a node), "close", "stop", "start" (a server of the ensemble), "drop" (a stop closed the client's connection; it learns of it with its next delivery)
 	Detail  string        // what happened, e.g. "create /lock/n- flags=3 -> /lock/n-0000000001 zxid=5"
 	// Step is true for what a step produced (Do, Advance or Expire, under the server's lock) and false for
 	// what a client's own call produced (a Close, say) or what Pending, Faults or Do found clients had sent
@@ -218,7 +239,8 @@ func (s *Server) route(notes []notification) {
 
 // Advance moves the virtual clock forward by d. A connected client pings, so its session stays alive; a
 // session whose client has been disconnected for longer than its timeout (rounded up to the next tick, as
-// ZooKeeper's expiry queue does) expires.
+// ZooKeeper's expiry queue does) expires. The container manager's passes that fall within d run at their
+// times (see WithContainerCheckInterval), in time order with the expiries.
 func (s *Server) Advance(d time.Duration) {
 	if d <= 0 {
 		return
@@ -227,36 +249,85 @@ func (s *Server) Advance(d time.Duration) {
 	defer s.mu.Unlock()
 	s.flushOutgoing()
 	defer s.stepping()()
-	s.core.now += d.Milliseconds()
+	from, target := s.core.now, s.core.now+d.Milliseconds()
+	s.core.now = target // the record carries the time the clock moves to
 	s.record(nil, "advance", "clock +%s", d)
 	if !s.ens.anyServing() {
-		s.settle() // without a leader no session expires: the next leader restarts their deadlines
+		s.core.passedTo(target) // nor does the container manager run: it runs on the leader
+		s.settle()              // without a leader no session expires: the next leader restarts their deadlines
 		return
 	}
+	s.core.now = from
 	heard := map[int64]bool{}
 	for _, c := range s.clients {
 		if c.connected && !c.closing && c.session != 0 {
 			heard[c.session] = true
 		}
 	}
-	ids := make([]int64, 0, len(s.core.sessions))
-	for id := range s.core.sessions {
-		ids = append(ids, id)
+	// While there are containers or TTL nodes, the clock stops at each expiry deadline and each pass with
+	// something to delete before target, so that a container emptied by an expiry goes at the next pass
+	// after it, as on a real server. Without them it moves to target at once.
+	for {
+		step := target
+		if at, ok := s.core.nextReap(); ok && at < step {
+			step = at
+		}
+		if dl, ok := s.nextDeadline(heard); ok && dl < step && s.core.reaper.active() {
+			step = max(dl, s.core.now)
+		}
+		s.core.now = step
+		s.expireUnheard(heard)
+		if at, ok := s.core.nextReap(); ok && at <= s.core.now {
+			s.reap()
+		}
+		s.core.passedTo(s.core.now)
+		if step == target {
+			break
+		}
 	}
-	slices.Sort(ids)
+	s.settle()
+}
+
+// sessionDeadline is when a session not heard from since lastHeard expires: its timeout rounded up to the next
+// tick, as ZooKeeper's expiry queue does.
+func (s *Server) sessionDeadline(sess *session) int64 {
 	tick := s.cfg.tick.Milliseconds()
-	for _, id := range ids {
+	return (sess.lastHeard+sess.timeout.Milliseconds())/tick*tick + tick
+}
+
+// nextDeadline returns the earliest expiry deadline of the sessions not in heard.
+func (s *Server) nextDeadline(heard map[int64]bool) (int64, bool) {
+	best, ok := int64(0), false
+	for id, sess := range s.core.sessions {
+		if dl := s.sessionDeadline(sess); !heard[id] && (!ok || dl < best) {
+			best, ok = dl, true
+		}
+	}
+	return best, ok
+}
+
+// expireUnheard brings the sessions in heard up to date and expires, in id order, the others whose deadline
+// has passed.
+func (s *Server) expireUnheard(heard map[int64]bool) {
+	for _, id := range slices.Sorted(maps.Keys(s.core.sessions)) {
 		sess := s.core.sessions[id]
 		if heard[id] {
 			sess.lastHeard = s.core.now
 			continue
 		}
-		deadline := (sess.lastHeard+sess.timeout.Milliseconds())/tick*tick + tick
-		if s.core.now >= deadline {
+		if s.core.now >= s.sessionDeadline(sess) {
 			s.expire(id)
 		}
 	}
-	s.settle()
+}
+
+// reap runs a pass of the container manager and sends its watch events.
+func (s *Server) reap() {
+	deleted, notes := s.core.reap()
+	for i, p := range deleted {
+		s.record(nil, "reap", "container manager deleted %s zxid=%d", p, s.core.zxid-int64(len(deleted)-1-i))
+	}
+	s.route(notes)
 }
 
 // Now returns the virtual clock's time.

@@ -588,10 +588,13 @@ func isWriteType(t int32) bool {
 // itself (auth, whoAmI, setWatches, multiRead).
 func coreRequest(r *jute.Request) *request {
 	switch r.Header.Type {
-	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		// The node's mode comes from the flags whatever the opcode (measured: a createContainer with flags 0
-		// answers in a multi as a plain create); the opcode chooses the reply's form.
+	case jute.OpCreate, jute.OpCreate2:
+		// The opcode chooses the reply's form; the node's mode comes from the flags.
 		return &request{op: opCreate, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
+	case jute.OpCreateContainer:
+		return &request{op: opCreateContainer, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
+	case jute.OpCreateTTL:
+		return &request{op: opCreateTTL, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL, ttl: r.TTL}
 	case jute.OpDelete:
 		return &request{op: opDelete, path: r.Path, version: r.Version}
 	case jute.OpExists:
@@ -628,8 +631,12 @@ func coreRequest(r *jute.Request) *request {
 		ops := make([]any, 0, len(r.Ops))
 		for _, o := range r.Ops {
 			switch o.Header.Type {
-			case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+			case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer:
+				// In a multi the node's mode comes from the flags whatever the opcode (measured: a
+				// createContainer with flags 0 answers as a plain create).
 				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags})
+			case jute.OpCreateTTL:
+				ops = append(ops, &zk.CreateTTLRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags, Ttl: o.TTL})
 			case jute.OpDelete:
 				ops = append(ops, &zk.DeleteRequest{Path: o.Path, Version: o.Version})
 			case jute.OpSetData:
@@ -789,8 +796,8 @@ func (s *Server) applyCore(c *Conn, cl *call) string {
 }
 
 // multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create whose
-// flags make a container answers as create2 (path and stat), whatever its opcode; any other create (create2
-// included) with the path alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
+// flags make a container or a TTL node answers as create2 (path and stat), whatever its opcode; any other
+// create (create2 included) with the path alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
 func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 	out := make([]jute.OpResult, len(res.multi))
 	failed := res.err != nil
@@ -802,7 +809,7 @@ func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 		}
 		switch op.Header.Type {
 		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-			if op.Flags != zk.FlagContainer {
+			if op.Flags != zk.FlagContainer && op.Flags != zk.FlagTTL && op.Flags != zk.FlagPersistentSequentialWithTTL {
 				out[i] = jute.OpResult{Type: jute.OpCreate, Path: m.String}
 				break
 			}

@@ -37,6 +37,20 @@ func TestWireConformance(t *testing.T) {
 			return dialTCP(t, addrs, timeout)
 		}))
 	})
+	t.Run("ttl", func(t *testing.T) {
+		// The TTL rules, on a server with extended types and a 100 ms container check interval.
+		srv := model.NewServer(model.WithExtendedTypes(), model.WithContainerCheckInterval(100*time.Millisecond))
+		t.Cleanup(func() { _ = srv.Close() })
+		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+			conn, events, err := model.ConnectZK(srv, timeout)
+			if err != nil {
+				t.Fatalf("connect to the model: %v", err)
+			}
+			return conn, events
+		})
+		target.ExtendedTypes, target.ContainerCheckInterval, target.Only = true, 100*time.Millisecond, []string{"ttl/"}
+		conformance.Run(t, target)
+	})
 }
 
 // dialTCP connects go-zookeeper to addr and waits (bounded) for its session.
@@ -78,7 +92,9 @@ func wireTarget(srv *model.Server, connect func(*testing.T, time.Duration) (*zk.
 				t.Fatalf("sever the wire client of session %#x: %v", c.SessionID(), err)
 			}
 		},
-		Ensemble:  ensembleHook(srv),
-		SuperUser: conformanceSuperUser,
+		Ensemble:               ensembleHook(srv),
+		SuperUser:              conformanceSuperUser,
+		ContainerCheckInterval: model.DefaultContainerCheckInterval * time.Millisecond,
+		Advance:                func(t *testing.T, d time.Duration) { srv.Advance(d) },
 	}
 }

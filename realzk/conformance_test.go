@@ -3,6 +3,7 @@ package realzk
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -75,4 +76,41 @@ func (e *suiteEnv) serverOf(t *testing.T, conn conformance.Conn) int {
 	}
 	t.Fatalf("session %#x is on %s, none of its proxies", s.conn.SessionID(), s.conn.Server())
 	return -1
+}
+
+// ttlCheckInterval is the container check interval of TestConformanceTTL's server: short, so that the rules'
+// waits (a few intervals each) stay short.
+const ttlCheckInterval = 100 * time.Millisecond
+
+// TestConformanceTTL runs the TTL and container rules on a 1-server ensemble of its own (never ZK_SERVERS:
+// it needs zookeeper.extendedTypesEnabled=true and a short znode.container.checkIntervalMs, both Java system
+// properties). Advance sleeps: the server's container manager runs on its wall clock.
+func TestConformanceTTL(t *testing.T) {
+	e := startForTest(t, Config{Servers: 1, SystemProperties: map[string]string{
+		"zookeeper.extendedTypesEnabled":  "true",
+		"znode.container.checkIntervalMs": strconv.FormatInt(ttlCheckInterval.Milliseconds(), 10),
+	}})
+	conformance.Run(t, conformance.Target{
+		Connect: func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
+			t.Helper()
+			conn, events, err := zk.Connect(e.Addrs(), sessionTimeout, zk.WithLogInfo(false), zk.WithLogger(testLogger{t}))
+			if err != nil {
+				t.Fatalf("connect to %v: %v", e.Addrs(), err)
+			}
+			// Wait for the session without reading events: the suite checks them.
+			deadline := time.Now().Add(20 * time.Second)
+			for conn.State() != zk.StateHasSession {
+				if time.Now().After(deadline) {
+					conn.Close()
+					t.Fatalf("no session from %v after 20s (state %s)", e.Addrs(), conn.State())
+				}
+				time.Sleep(time.Millisecond)
+			}
+			return conn, events
+		},
+		ExtendedTypes:          true,
+		ContainerCheckInterval: ttlCheckInterval,
+		Advance:                func(t *testing.T, d time.Duration) { time.Sleep(d) },
+		Only:                   []string{"ttl/", "container/"},
+	})
 }

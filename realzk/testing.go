@@ -39,6 +39,12 @@ func ForTestWith(t testing.TB, cfg Config) *Ensemble {
 	if addrs != nil {
 		cfg.Addrs = addrs
 	}
+	return startForTest(t, cfg)
+}
+
+// startForTest starts the ensemble cfg describes for t, as ForTestWith does but without looking at ZK_SERVERS.
+func startForTest(t testing.TB, cfg Config) *Ensemble {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
 	e, err := Start(ctx, cfg)
