@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -17,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -29,9 +32,14 @@ type options struct {
 	control string
 	seed    int64
 	tick    time.Duration
+
+	superDigest       string        // -super-digest: the super user, user:base64(sha1(user:password))
+	extendedTypes     bool          // -extended-types: TTL nodes allowed
+	containerInterval time.Duration // -container-check-interval: the container manager's period
 }
 
 const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
+                     [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
 
 Serves the deterministic in-memory ZooKeeper 3.8 on -addr to clients in any
 language, and a control endpoint on -control (HTTP). Several comma-separated
@@ -66,6 +74,9 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.control, "control", "127.0.0.1:0", "`host:port` of the HTTP control endpoint (port 0 picks a free one)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the model (orders listings, derives session ids)")
 	fs.DurationVar(&o.tick, "tick", 2*time.Second, "ZooKeeper tickTime: session timeouts are clamped to [2, 20] ticks")
+	fs.StringVar(&o.superDigest, "super-digest", "", "the super user as `user:base64(sha1(user:password))`, as zookeeper.DigestAuthenticationProvider.superDigest (empty: none)")
+	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
+	fs.DurationVar(&o.containerInterval, "container-check-interval", time.Minute, "how often the container manager deletes empty containers and expired TTL nodes (virtual time), as znode.container.checkIntervalMs")
 	usage := func() error {
 		fmt.Fprint(stdout, usageText)
 		fs.SetOutput(stdout)
@@ -96,7 +107,25 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	if o.tick < time.Millisecond {
 		return o, fmt.Errorf("%w: -tick %v: want at least 1ms", errUsage, o.tick)
 	}
+	if o.containerInterval < time.Millisecond {
+		return o, fmt.Errorf("%w: -container-check-interval %v: want at least 1ms", errUsage, o.containerInterval)
+	}
+	if err := checkDigest(o.superDigest); err != nil {
+		return o, fmt.Errorf("%w: -super-digest %q: %v", errUsage, o.superDigest, err)
+	}
 	return o, nil
+}
+
+// checkDigest reports what is wrong with a super digest: empty, or user:base64 of a 20-byte SHA-1.
+func checkDigest(d string) error {
+	if d == "" {
+		return nil
+	}
+	user, hash, ok := strings.Cut(d, ":")
+	if raw, err := base64.StdEncoding.DecodeString(hash); !ok || user == "" || err != nil || len(raw) != sha1.Size {
+		return fmt.Errorf("want user:base64(sha1(user:password)), e.g. %s for super:secret", zk.DigestACL(zk.PermAll, "super", "secret")[0].ID)
+	}
+	return nil
 }
 
 // checkAddr reports what is wrong with a host:port to listen on.
@@ -181,7 +210,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		closeClients()
 		return err
 	}
-	srv := model.NewServer(model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)))
+	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
+		model.WithContainerCheckInterval(o.containerInterval)}
+	if o.superDigest != "" {
+		opts = append(opts, model.WithSuperDigest(o.superDigest))
+	}
+	if o.extendedTypes {
+		opts = append(opts, model.WithExtendedTypes())
+	}
+	srv := model.NewServer(opts...)
 	backends, err := srv.ListenEnsemble(len(clients))
 	if err != nil {
 		closeClients()
