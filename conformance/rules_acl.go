@@ -32,9 +32,6 @@ var (
 // digestEntry is the ACL entry for user with perms, as zk.DigestACL computes it.
 func digestEntry(perms int32, user [2]string) zk.ACL { return zk.DigestACL(perms, user[0], user[1])[0] }
 
-// digestOf is user's digest identity, user:base64(sha1(user:password)).
-func digestOf(user [2]string) string { return digestEntry(0, user).ID }
-
 // aclConnect opens a session and, unless user is empty, adds digest auth for it.
 func (h *harness) aclConnect(user [2]string) *aclSession {
 	h.t.Helper()
