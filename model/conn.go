@@ -33,6 +33,8 @@ type Conn struct {
 	wireClient bool         // a client on the wire protocol (wire.go): only the server's side of it lives here
 	link       *wireLink    // its current connection, nil when it has none
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
+
+	persistent map[watchKey][]*persistentWatcher // AddWatch's channels (pwatch.go)
 }
 
 type call struct {
@@ -133,6 +135,9 @@ func (c *Conn) finish(cl *call, res result, watch <-chan zk.Event) {
 // registerWatch adds the client-side watcher a successful watching read leaves, as go-zookeeper does when the
 // reply arrives: GetW and ChildrenW on success, ExistsW on success (data) or ErrNoNode (exist).
 func (c *Conn) registerWatch(r *request, err error) <-chan zk.Event {
+	if r.op == opAddWatch || r.op == opRemoveWatches {
+		return c.registerPersistent(r, err)
+	}
 	if !r.watch {
 		return nil
 	}
@@ -174,6 +179,7 @@ func (c *Conn) notifyWatches(ev zk.Event) {
 		}
 		delete(c.watchers, k)
 	}
+	c.notifyPersistent(ev)
 }
 
 // sortedWatchKeys returns the client's watch keys by path, then kind.
@@ -205,6 +211,7 @@ func (c *Conn) invalidateWatches(err error) {
 		}
 	}
 	c.watchers = map[watchKey][]chan zk.Event{}
+	c.endPersistent(err)
 }
 
 // watchLists returns the paths of the client's watches by kind, for SetWatches.

@@ -33,7 +33,8 @@ const (
 	opSync
 	opMulti
 	opCloseSession
-	// The requests below reach the core only through the wire (model/wire.go); *model.Conn has no method for them.
+	// The requests below reach the core only through the wire (model/wire.go), but for checkWatches,
+	// removeWatches and addWatch, which *model.Conn also sends (pwatch.go).
 	opGetACL
 	opSetACL
 	opCheck

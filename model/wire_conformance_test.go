@@ -1,11 +1,14 @@
 package model_test
 
 import (
+	"context"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/conformance"
+	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -17,13 +20,18 @@ func TestWireConformance(t *testing.T) {
 	t.Run("in-process", func(t *testing.T) {
 		srv := model.NewServer()
 		t.Cleanup(func() { _ = srv.Close() })
-		conformance.Run(t, wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 			conn, events, err := model.ConnectZK(srv, timeout)
 			if err != nil {
 				t.Fatalf("connect to the model: %v", err)
 			}
 			return conn, events
-		}))
+		})
+		dial := srv.Dialer()
+		target.ConnectWatch = rawTarget([]string{"model"}, func(_ context.Context, addr string) (net.Conn, error) {
+			return dial("tcp", addr, 5*time.Second)
+		})
+		conformance.Run(t, target)
 	})
 	t.Run("tcp", func(t *testing.T) {
 		srv := model.NewServer()
@@ -32,9 +40,11 @@ func TestWireConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conformance.Run(t, wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 			return dialTCP(t, addr, timeout)
-		}))
+		})
+		target.ConnectWatch = rawTarget([]string{addr}, nil)
+		conformance.Run(t, target)
 	})
 }
 
@@ -54,6 +64,20 @@ func dialTCP(t *testing.T, addr string, timeout time.Duration) (*zk.Conn, <-chan
 		time.Sleep(time.Millisecond)
 	}
 	return conn, events
+}
+
+// rawTarget is Target.ConnectWatch for the project's raw wire client (the persistent-watch rules).
+func rawTarget(addrs []string, dial rawzk.DialFunc) func(*testing.T, time.Duration) (conformance.WatchConn, <-chan zk.Event) {
+	return func(t *testing.T, timeout time.Duration) (conformance.WatchConn, <-chan zk.Event) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, events, err := rawzk.Connect(ctx, addrs, timeout, dial)
+		if err != nil {
+			t.Fatalf("connect the raw client to the model: %v", err)
+		}
+		return rawzk.ZK{C: c, Timeout: 10 * time.Second}, events
+	}
 }
 
 type quietLogger struct{}
