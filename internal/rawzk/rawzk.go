@@ -42,6 +42,13 @@ const (
 	ModePersistentRecursive int32 = 1
 )
 
+// Channel buffers: the session event channel's and a watch channel's. An event that does not fit waits for
+// the reader; none is dropped.
+const (
+	eventBuffer = 256
+	watchBuffer = 64
+)
+
 // ErrExpired is returned by every call once the server has expired the session (the Conn is then dead).
 var ErrExpired = errors.New("rawzk: session expired")
 
@@ -120,7 +127,7 @@ func Connect(ctx context.Context, addrs []string, sessionTimeout time.Duration, 
 	c := &Conn{
 		addrs: slices.Clone(addrs), dial: dial, timeout: sessionTimeout,
 		up: make(chan struct{}), pend: map[int32]*pending{}, watchers: map[watchKey][]*queue{},
-		events: newQueue(), stop: make(chan struct{}),
+		events: newQueue(eventBuffer), stop: make(chan struct{}),
 	}
 	if err := c.connect(ctx); err != nil {
 		c.events.close()
@@ -511,7 +518,7 @@ func (c *Conn) do(ctx context.Context, r jute.Request, onReply func(code int32))
 func (c *Conn) watch(path string, kind watchKind, q **queue, ok ...int32) func(int32) {
 	return func(code int32) {
 		if slices.Contains(ok, code) {
-			*q = newQueue()
+			*q = newQueue(watchBuffer)
 			k := watchKey{path, kind}
 			c.watchers[k] = append(c.watchers[k], *q)
 		}
@@ -793,21 +800,20 @@ var named = map[int32]error{
 	-123: zk.ErrReconfigDisabled, -8: zk.ErrBadArguments,
 }
 
-// queue is an unbounded event queue in front of a channel: push never blocks, and the channel delivers
-// everything pushed, in order, then closes after close.
+// queue delivers events to a buffered channel without ever blocking the sender or dropping one: an event
+// goes straight into the channel when it fits and nothing waits before it, so that a reader that looks right
+// after the notification was read finds it (as with go-zookeeper's channels); what does not fit waits, in
+// order, for a goroutine that hands it over as the reader takes events. close closes the channel after
+// everything pushed.
 type queue struct {
-	out    chan zk.Event
-	mu     sync.Mutex
-	buf    []zk.Event
-	wake   chan struct{}
-	closed bool
+	out     chan zk.Event
+	mu      sync.Mutex
+	backlog []zk.Event
+	pumping bool
+	closed  bool
 }
 
-func newQueue() *queue {
-	q := &queue{out: make(chan zk.Event), wake: make(chan struct{}, 1)}
-	go q.run()
-	return q
-}
+func newQueue(size int) *queue { return &queue{out: make(chan zk.Event, size)} }
 
 func (q *queue) chanOrNil() <-chan zk.Event {
 	if q == nil {
@@ -816,44 +822,50 @@ func (q *queue) chanOrNil() <-chan zk.Event {
 	return q.out
 }
 
-func (q *queue) push(ev zk.Event) {
+func (q *queue) push(ev zk.Event) { q.put(ev, false) }
+
+func (q *queue) close() { q.put(zk.Event{}, true) }
+
+func (q *queue) put(ev zk.Event, last bool) {
 	q.mu.Lock()
-	if !q.closed {
-		q.buf = append(q.buf, ev)
+	defer q.mu.Unlock()
+	if q.closed {
+		return
 	}
-	q.mu.Unlock()
-	q.signal()
-}
-
-func (q *queue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-	q.signal()
-}
-
-func (q *queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
+	q.closed = last
+	if !q.pumping {
+		if last {
+			close(q.out)
+			return
+		}
+		select {
+		case q.out <- ev:
+			return
+		default:
+		}
+	}
+	if !last {
+		q.backlog = append(q.backlog, ev)
+	}
+	if !q.pumping {
+		q.pumping = true
+		go q.pump()
 	}
 }
 
-func (q *queue) run() {
+func (q *queue) pump() {
 	for {
 		q.mu.Lock()
-		if len(q.buf) == 0 {
-			closed := q.closed
-			q.mu.Unlock()
-			if closed {
+		if len(q.backlog) == 0 {
+			q.pumping = false
+			if q.closed {
 				close(q.out)
-				return
 			}
-			<-q.wake
-			continue
+			q.mu.Unlock()
+			return
 		}
-		ev := q.buf[0]
-		q.buf = q.buf[1:]
+		ev := q.backlog[0]
+		q.backlog = q.backlog[1:]
 		q.mu.Unlock()
 		q.out <- ev
 	}
