@@ -28,11 +28,14 @@ const defaultChecks = 200
 // figures counts what a test compared.
 type figures struct {
 	sequences, ops, mismatches, wireMismatches, unsettled, hiccups atomic.Int64
+	// persistent counts the sequences with raw clients, and watchOps their addWatch, removeWatches and
+	// checkWatches ops.
+	persistent, watchOps atomic.Int64
 }
 
 func (f *figures) log(t *testing.T) {
-	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run",
-		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load())
+	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run; %d sequences with raw clients, %d addWatch/removeWatches/checkWatches ops",
+		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load(), f.persistent.Load(), f.watchOps.Load())
 }
 
 // pair runs sequences on the model and on the shared real ensemble, each under a fresh base path.
@@ -69,6 +72,7 @@ const maxAttempts = 3
 // their first difference, which names the side.
 func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcript, diff string, err error) {
 	var wire *Transcript
+	p.wire.Raw, p.real.Raw = seq.Persistent, seq.Persistent
 	for attempt := 1; ; attempt++ {
 		base := fmt.Sprintf("%s/%d", p.root, p.next.Add(1))
 		if model, err = Run(ctx, p.model, base, seq); err != nil {
@@ -89,6 +93,14 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 	}
 	p.figs.sequences.Add(1)
 	p.figs.ops.Add(int64(len(seq.Ops)))
+	if seq.Persistent {
+		p.figs.persistent.Add(1)
+		for _, op := range seq.Ops {
+			if op.Kind == AddWatch || op.Kind == RemoveWatches || op.Kind == CheckWatches {
+				p.figs.watchOps.Add(1)
+			}
+		}
+	}
 	p.figs.unsettled.Add(int64(model.Unsettled + wire.Unsettled + real.Unsettled))
 	if diff = Compare(model, real); diff != "" {
 		p.figs.mismatches.Add(1)
@@ -119,7 +131,7 @@ func TestDifferential(t *testing.T) {
 	}
 	p := newPair(t)
 	defer p.figs.log(t)
-	gen := Gen(GenConfig{MaxOps: 25, Sever: true})
+	gen := Gen(GenConfig{MaxOps: 25, Sever: true, Persistent: true})
 	rapid.Check(t, func(rt *rapid.T) {
 		seq := gen.Draw(rt, "sequence")
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

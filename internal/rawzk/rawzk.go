@@ -104,6 +104,7 @@ type Conn struct {
 	watchers  map[watchKey][]*queue
 	state     zk.State
 	closed    bool
+	closing   bool // Close sent closeSession: a lost connection is not reconnected
 	expired   bool
 	events    *queue
 	stop      chan struct{}
@@ -304,13 +305,10 @@ func (c *Conn) readLoop(nc net.Conn) {
 			continue
 		}
 		res := result{hdr: h}
-		if h.Err != 0 && p.op != jute.OpMulti {
-			res.err = codeError(h.Err)
+		if h.Err != 0 {
+			res.err = codeError(h.Err) // the body is not read, as go-zookeeper does not read it
 		} else {
 			res.resp, res.err = jute.DecodeResponse(d, p.op)
-			if res.err == nil && h.Err != 0 {
-				res.err = codeError(h.Err)
-			}
 		}
 		p.done <- res
 	}
@@ -331,7 +329,7 @@ func (c *Conn) lost(nc net.Conn) {
 		p.done <- result{err: zk.ErrConnectionClosed}
 		delete(c.pend, xid)
 	}
-	closed := c.closed
+	closed := c.closed || c.closing
 	if !closed {
 		c.state = zk.StateDisconnected
 	}
@@ -584,10 +582,21 @@ func (c *Conn) RemoveWatches(ctx context.Context, path string, t int32) error {
 	return err
 }
 
+// The ordinary requests below return what go-zookeeper v1.0.4's methods return, down to the stat beside an
+// error, but make none of its client-side checks (paths, flags): the server answers what they send.
+
 // Create creates a node, as go-zookeeper's Create.
 func (c *Conn) Create(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: path, Data: data, Flags: flags, ACL: acl}, nil)
+	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: path, Data: data, Flags: flags, ACL: nonNil(acl)}, nil)
 	return r.Path, err
+}
+
+// nonNil sends a nil ACL as go-zookeeper does: an empty vector, not a null one.
+func nonNil(acl []zk.ACL) []zk.ACL {
+	if acl == nil {
+		return []zk.ACL{}
+	}
+	return acl
 }
 
 // Delete deletes a node.
@@ -621,13 +630,15 @@ func (c *Conn) exists(ctx context.Context, path string, watch bool) (bool, *zk.S
 		}
 	}
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpExists}, Path: path, Watch: watch}, onReply)
-	if errors.Is(err, zk.ErrNoNode) {
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
 		return false, &r.Stat, q.chanOrNil(), nil
-	}
-	if err != nil {
+	case err == nil:
+		return true, &r.Stat, q.chanOrNil(), nil
+	case watch || errors.Is(err, zk.ErrConnectionClosed):
 		return false, nil, nil, err
 	}
-	return true, &r.Stat, q.chanOrNil(), nil
+	return true, &r.Stat, nil, err // go-zookeeper's Exists says true with any other error
 }
 
 // Get returns a node's data and stat.
@@ -648,19 +659,19 @@ func (c *Conn) get(ctx context.Context, path string, watch bool) ([]byte, *zk.St
 		onReply = c.watch(path, kindData, &q, 0)
 	}
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpGetData}, Path: path, Watch: watch}, onReply)
-	if err != nil {
+	if err != nil && (watch || errors.Is(err, zk.ErrConnectionClosed)) {
 		return nil, nil, nil, err
 	}
-	return r.Data, &r.Stat, q.chanOrNil(), nil
+	return r.Data, &r.Stat, q.chanOrNil(), err
 }
 
 // Set sets a node's data.
 func (c *Conn) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpSetData}, Path: path, Data: data, Version: version}, nil)
-	if err != nil {
+	if errors.Is(err, zk.ErrConnectionClosed) {
 		return nil, err
 	}
-	return &r.Stat, nil
+	return &r.Stat, err
 }
 
 // Children returns a node's children (getChildren2) and stat.
@@ -681,10 +692,10 @@ func (c *Conn) children(ctx context.Context, path string, watch bool) ([]string,
 		onReply = c.watch(path, kindChild, &q, 0)
 	}
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpGetChildren2}, Path: path, Watch: watch}, onReply)
-	if err != nil {
+	if err != nil && (watch || errors.Is(err, zk.ErrConnectionClosed)) {
 		return nil, nil, nil, err
 	}
-	return r.Children, &r.Stat, q.chanOrNil(), nil
+	return r.Children, &r.Stat, q.chanOrNil(), err
 }
 
 // Sync asks the server to catch up with the leader for path.
@@ -700,7 +711,7 @@ func (c *Conn) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 	for _, op := range ops {
 		switch o := op.(type) {
 		case *zk.CreateRequest:
-			req.Ops = append(req.Ops, jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: o.Path, Data: o.Data, ACL: o.Acl, Flags: o.Flags})
+			req.Ops = append(req.Ops, jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: o.Path, Data: o.Data, ACL: nonNil(o.Acl), Flags: o.Flags})
 		case *zk.DeleteRequest:
 			req.Ops = append(req.Ops, jute.Request{Header: jute.RequestHeader{Type: jute.OpDelete}, Path: o.Path, Version: o.Version})
 		case *zk.SetDataRequest:
@@ -711,16 +722,37 @@ func (c *Conn) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 			return nil, fmt.Errorf("rawzk: multi op of type %T; use *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest or *zk.CheckVersionRequest", op)
 		}
 	}
-	_, r, err := c.do(ctx, req, nil)
-	if r.Results == nil && err != nil {
+	hdr, r, err := c.do(ctx, req, nil)
+	if errors.Is(err, zk.ErrConnectionClosed) || (err != nil && hdr.Err == 0) {
 		return nil, err
 	}
-	out := make([]zk.MultiResponse, len(r.Results))
-	for i, res := range r.Results {
-		out[i] = zk.MultiResponse{Stat: &res.Stat, String: res.Path}
-		if res.Type == jute.OpError {
-			out[i].Error = codeError(res.Err)
+	// As go-zookeeper decodes it: a reply whose header has an error code has no results; otherwise each
+	// result carries a create's path or a setData's stat, or an error code (0 for an op that did not fail in
+	// a failed multi), the first non-zero code is the call's error, and a result of a type go-zookeeper
+	// does not know (a create2's, a container's) ends the decoding with zk.ErrAPIError.
+	out := []zk.MultiResponse{}
+	if hdr.Err != 0 {
+		return out, err
+	}
+	for _, res := range r.Results {
+		var m zk.MultiResponse
+		switch res.Type {
+		case jute.OpCreate:
+			m.String = res.Path
+		case jute.OpSetData:
+			m.Stat = &res.Stat
+		case jute.OpError:
+			if res.Err != 0 {
+				m.Error = codeError(res.Err)
+				if err == nil {
+					err = m.Error
+				}
+			}
+		case jute.OpCheck, jute.OpDelete:
+		default:
+			return out, zk.ErrAPIError
 		}
+		out = append(out, m)
 	}
 	return out, err
 }
@@ -759,6 +791,7 @@ func (c *Conn) Close(ctx context.Context) error {
 		return nil
 	}
 	live := c.nc != nil && !c.expired
+	c.closing = true
 	c.mu.Unlock()
 	var err error
 	if live {
@@ -776,6 +809,7 @@ func (c *Conn) Close(ctx context.Context) error {
 		nc.Close()
 	}
 	c.loops.Wait()
+	c.emit(zk.Event{Type: zk.EventSession, State: zk.StateDisconnected}) // as go-zookeeper reports a close
 	c.endWatches(zk.ErrClosing)
 	c.events.close()
 	if err != nil {
