@@ -148,15 +148,15 @@ func deleteTree(conn *zk.Conn, path string) error {
 	return nil
 }
 
-// The Java contender, compiled once per test binary.
+// The Java programs, compiled once per test binary.
 var classes struct {
 	once sync.Once
 	dir  string
 	err  error
 }
 
-// curatorClassPath compiles java/LockContend.java and returns the class
-// path to run it with.
+// curatorClassPath compiles the Java programs (java/*.java) and returns the
+// class path to run them with.
 func curatorClassPath(t *testing.T) string {
 	t.Helper()
 	classes.once.Do(func() {
@@ -172,9 +172,15 @@ func curatorClassPath(t *testing.T) string {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, javac, "-J-XX:TieredStopAtLevel=1", "-nowarn", "-d", classes.dir, "-cp", curatorJars, filepath.Join("java", "LockContend.java")).CombinedOutput()
+		sources, err := filepath.Glob(filepath.Join("java", "*.java"))
 		if err != nil {
-			classes.err = fmt.Errorf("javac java/LockContend.java: %w\n%s", err, out)
+			classes.err = err
+			return
+		}
+		args := append([]string{"-J-XX:TieredStopAtLevel=1", "-nowarn", "-d", classes.dir, "-cp", curatorJars}, sources...)
+		out, err := exec.CommandContext(ctx, javac, args...).CombinedOutput()
+		if err != nil {
+			classes.err = fmt.Errorf("javac %v: %w\n%s", sources, err, out)
 		}
 	})
 	if classes.err != nil {
