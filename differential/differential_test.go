@@ -166,6 +166,16 @@ func read(kind Kind, s int, path string, watch bool) Op {
 func multi(s int, ops ...Op) Op { return Op{Kind: Multi, Session: s, Ops: ops} }
 func closeSession(s int) Op     { return Op{Kind: Close, Session: s} }
 func sever(s int) Op            { return Op{Kind: Sever, Session: s} }
+func addWatch(s int, path string, recursive bool) Op {
+	op := Op{Kind: AddWatch, Session: s, Path: path}
+	if recursive {
+		op.Mode = 1
+	}
+	return op
+}
+func watches(kind Kind, s int, path string, typ int32) Op {
+	return Op{Kind: kind, Session: s, Path: path, Mode: typ}
+}
 
 // scenarios are hand-written sequences for the behaviours a fake is most likely to get wrong; each
 // runs on both sides and must agree.
@@ -271,6 +281,19 @@ var scenarios = []struct {
 		create(2, "u", 0, ""),
 		multi(1, Op{Kind: Check, Path: "nope", Version: 0}, Op{Kind: Create, Path: "f", Flags: zk.FlagPersistentSequentialWithTTL}),
 		create(2, "t", 0, ""),
+	}}},
+	{"persistent-watches-beside-standard-ones", Sequence{Sessions: 2, Persistent: true, Ops: []Op{
+		create(1, "a", 0, ""), addWatch(1, "a", true), read(Get, 1, "a", true), read(Get, 1, "a/x", true),
+		create(2, "a/x", 0, ""), set(2, "a/x", -1, []byte("1")), set(2, "a", -1, []byte("1")), set(2, "a", -1, []byte("2")),
+		del(2, "a/x", -1), addWatch(2, "a", false), read(Children, 2, "a", true), create(1, "a/y", 0, ""),
+		create(1, "a/z", 0, ""), watches(CheckWatches, 2, "a", 1), watches(CheckWatches, 1, "a", 2),
+		watches(RemoveWatches, 2, "a", 2), set(1, "a", -1, nil), watches(RemoveWatches, 2, "a", 2),
+		addWatch(1, "b", false), create(2, "b", zk.FlagEphemeral, ""), closeSession(2),
+	}}},
+	{"persistent-watches-across-a-sever", Sequence{Sessions: 2, Persistent: true, Ops: []Op{
+		addWatch(1, "a", true), addWatch(1, "b", false), create(2, "a", 0, ""), sever(1), create(2, "a/x", 0, ""),
+		create(2, "b", 0, ""), create(2, "b/x", 0, ""), watches(CheckWatches, 1, "a", 3), watches(RemoveWatches, 1, "a", 3),
+		set(2, "a/x", -1, nil), watches(CheckWatches, 1, "a", 4), watches(RemoveWatches, 1, "b", 0),
 	}}},
 }
 
