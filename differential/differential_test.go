@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,14 +29,15 @@ const defaultChecks = 200
 // figures counts what a test compared.
 type figures struct {
 	sequences, ops, mismatches, wireMismatches, unsettled, hiccups atomic.Int64
-	// persistent counts the sequences with raw clients, and watchOps their addWatch, removeWatches and
-	// checkWatches ops.
-	persistent, watchOps atomic.Int64
+	// persistent counts the sequences with raw clients; addWatch, removeWatches and checkWatches their ops
+	// of those kinds, and persistentEvents what persistent watch channels received.
+	persistent, addWatch, removeWatches, checkWatches, persistentEvents atomic.Int64
 }
 
 func (f *figures) log(t *testing.T) {
-	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run; %d sequences with raw clients, %d addWatch/removeWatches/checkWatches ops",
-		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load(), f.persistent.Load(), f.watchOps.Load())
+	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run; %d sequences with raw clients: %d addWatch, %d removeWatches, %d checkWatches ops, %d events on persistent watch channels",
+		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load(),
+		f.persistent.Load(), f.addWatch.Load(), f.removeWatches.Load(), f.checkWatches.Load(), f.persistentEvents.Load())
 }
 
 // pair runs sequences on the model and on the shared real ensemble, each under a fresh base path.
@@ -96,10 +98,16 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 	if seq.Persistent {
 		p.figs.persistent.Add(1)
 		for _, op := range seq.Ops {
-			if op.Kind == AddWatch || op.Kind == RemoveWatches || op.Kind == CheckWatches {
-				p.figs.watchOps.Add(1)
+			switch op.Kind {
+			case AddWatch:
+				p.figs.addWatch.Add(1)
+			case RemoveWatches:
+				p.figs.removeWatches.Add(1)
+			case CheckWatches:
+				p.figs.checkWatches.Add(1)
 			}
 		}
+		p.figs.persistentEvents.Add(int64(persistentEvents(real)))
 	}
 	p.figs.unsettled.Add(int64(model.Unsettled + wire.Unsettled + real.Unsettled))
 	if diff = Compare(model, real); diff != "" {
@@ -112,6 +120,32 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 		}
 	}
 	return model, real, diff, nil
+}
+
+// persistentEvents counts the events a transcript's persistent watch channels (AddWatch's) received.
+func persistentEvents(tr *Transcript) int {
+	ids := map[string]bool{}
+	for i, st := range tr.Steps {
+		if st.Op.Kind == AddWatch && strings.Contains(st.Result, "watch=w") {
+			ids[fmt.Sprintf(" w%d ", i+1)] = true
+		}
+	}
+	n := 0
+	count := func(lines []string) {
+		for _, l := range lines {
+			for id := range ids {
+				if strings.Contains(l, id) && !strings.HasSuffix(l, " closed") {
+					n++
+				}
+			}
+		}
+	}
+	for _, st := range tr.Steps {
+		count(st.AtReturn)
+		count(st.Events)
+	}
+	count(tr.Closing)
+	return n
 }
 
 // flagSet reports whether the named flag was given on the command line.
