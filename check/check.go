@@ -45,15 +45,16 @@ const (
 	FaultExpire                        // the server expires a session
 	FaultAdvance                       // the virtual clock jumps past the session timeout (disconnected sessions expire, deadlines pass)
 	FaultCancel                        // a waiter's context is cancelled
+	FaultStopServer                    // a server of the ensemble stops (the runs have 3); it starts again later
 
 	// AllFaults enables every fault kind.
-	AllFaults = FaultLoseRequest | FaultLoseReply | FaultDisconnect | FaultExpire | FaultAdvance | FaultCancel
+	AllFaults = FaultLoseRequest | FaultLoseReply | FaultDisconnect | FaultExpire | FaultAdvance | FaultCancel | FaultStopServer
 )
 
 var faultNames = []struct {
 	f    Fault
 	name string
-}{{FaultLoseRequest, "lose-request"}, {FaultLoseReply, "lose-reply"}, {FaultDisconnect, "disconnect"}, {FaultExpire, "expire"}, {FaultAdvance, "advance"}, {FaultCancel, "cancel"}}
+}{{FaultLoseRequest, "lose-request"}, {FaultLoseReply, "lose-reply"}, {FaultDisconnect, "disconnect"}, {FaultExpire, "expire"}, {FaultAdvance, "advance"}, {FaultCancel, "cancel"}, {FaultStopServer, "stop"}}
 
 // String lists the fault kinds, e.g. "lose-request,expire", or "none".
 func (f Fault) String() string {
@@ -84,7 +85,7 @@ func ParseFaults(s string) (Fault, error) {
 			}
 		}
 		if !found {
-			return 0, fmt.Errorf("check: unknown fault kind %q (known: lose-request, lose-reply, disconnect, expire, advance, cancel)", part)
+			return 0, fmt.Errorf("check: unknown fault kind %q (known: lose-request, lose-reply, disconnect, expire, advance, cancel, stop)", part)
 		}
 	}
 	return f, nil

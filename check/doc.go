@@ -13,9 +13,12 @@
 //
 //   - progress: the server applies a client's next request; a client receives its next reply or watch event
 //     (each session's order is kept); a disconnected client reconnects; a critical section reads or writes;
+//     a stopped server starts again;
 //   - faults, while the budget lasts: a request lost with its connection, a reply lost with its connection, a
 //     dropped connection, a session expiry, the clock jumping past the session timeout (disconnected sessions
-//     expire, deadlines pass), a waiter's context cancelled.
+//     expire, deadlines pass), a waiter's context cancelled, a server of the ensemble stopping (FaultStopServer:
+//     the runs that may inject it have a 3-server model, model.WithEnsemble; a stop drops its clients, the
+//     leader's an election drops every client, two stopped leave none serving until one starts again).
 //
 // After the exploration phase (whose length is itself drawn, so that shrinking shortens runs) the faults stop
 // and the schedule is drained fairly, round robin over what can progress. The same decisions always give a

@@ -20,6 +20,10 @@ const lockDir = "/lock"
 // sessionTimeout is what every client asks for; with the model's default tick (2s) it is granted as is.
 const sessionTimeout = 10 * time.Second
 
+// ensembleSize is how many servers a run's model has when FaultStopServer is on (one otherwise): the
+// smallest ensemble that survives a stop.
+const ensembleSize = 3
+
 // The two phases of a step in the history: what the scheduler did (its decision and the model's records of
 // the step itself), then what the clients did in reaction. A client's event is always a reaction, whichever
 // goroutine got a lock first, so that a woken client logging while the scheduler is still inside Do cannot
@@ -59,9 +63,9 @@ type clientConn interface {
 // Locker is made. The scheduler, the workload, the properties and the traces are the same for every kind.
 type clients struct {
 	name string // "model" or "go-zookeeper", as traces name it
-	// connect opens a client's connection inside the run's bubble and returns the model's number for the
-	// client, the one its steps name.
-	connect func(srv *model.Server) (id int, conn clientConn, err error)
+	// connect opens the i-th client's connection (0, 1, …) inside the run's bubble and returns the model's
+	// number for the client, the one its steps name.
+	connect func(srv *model.Server, i int) (id int, conn clientConn, err error)
 	// lock makes the client's Locker on its connection.
 	lock func(conn clientConn, path string) Locker
 	// forget, if set, is called for each connection once the run is over.
@@ -86,7 +90,7 @@ func replayerOf(kind string) string {
 func modelClients(f Factory) clients {
 	return clients{
 		name: modelKind,
-		connect: func(srv *model.Server) (int, clientConn, error) {
+		connect: func(srv *model.Server, _ int) (int, clientConn, error) {
 			conn, _, err := srv.Connect(sessionTimeout)
 			if err != nil {
 				return 0, nil, err
@@ -165,7 +169,11 @@ func execute(f Factory, cfg Config, d decider) *outcome { return executeWith(mod
 // executeWith performs one run of the given kind of clients inside the current synctest bubble.
 func executeWith(kind clients, cfg Config, d decider) *outcome {
 	r := &run{cfg: cfg, kind: kind, byID: map[int]*client{}}
-	r.srv = model.NewServer(model.WithManualTransport(), model.WithObserver(func(rec model.Record) {
+	opts := []model.Option{model.WithManualTransport()}
+	if cfg.Faults&FaultStopServer != 0 {
+		opts = append(opts, model.WithEnsemble(ensembleSize)) // only then: runs without the fault are as before
+	}
+	r.srv = model.NewServer(append(opts, model.WithObserver(func(rec model.Record) {
 		// Called under the model's lock, from the scheduler or from a client goroutine: the record says
 		// whether the step itself produced it.
 		e := &event{client: rec.Client, kind: "model:" + rec.Kind, text: rec.Detail, session: rec.Session}
@@ -177,7 +185,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 			phase = phaseStep
 		}
 		r.add(phase, e, nil)
-	}))
+	}))...)
 	out := &outcome{clientKind: kind.name}
 	if err := r.setup(kind); err != nil {
 		out.property, out.verdict = "setup", err.Error()
@@ -221,7 +229,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 // admin, connected last so that the clients are numbered from 1), driven here; the history starts after it.
 func (r *run) setup(kind clients) error {
 	for i := 0; i < r.cfg.Clients; i++ {
-		id, conn, err := kind.connect(r.srv)
+		id, conn, err := kind.connect(r.srv, i)
 		if err != nil {
 			return fmt.Errorf("connecting client %d: %w", i+1, err)
 		}

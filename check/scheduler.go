@@ -210,7 +210,7 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 }
 
 // faultOfStep maps the model's fault steps to the fault kinds that enable them.
-var faultOfStep = map[model.StepKind]Fault{model.LoseRequest: FaultLoseRequest, model.LoseReply: FaultLoseReply, model.Disconnect: FaultDisconnect, model.ExpireSession: FaultExpire}
+var faultOfStep = map[model.StepKind]Fault{model.LoseRequest: FaultLoseRequest, model.LoseReply: FaultLoseReply, model.Disconnect: FaultDisconnect, model.ExpireSession: FaultExpire, model.StopServer: FaultStopServer}
 
 func (r *run) modelChoice(st model.Step) choice {
 	return r.choice(st.String(), func() {

@@ -176,7 +176,7 @@ func ParseTrace(path string) (*Trace, error) {
 				continue
 			}
 			if !strings.HasPrefix(line, "  ") || !validDecision(d) {
-				return nil, bad(n, "malformed decision %q (want e.g. \"apply c1\", \"cancel c2\", \"advance 14s\")", line)
+				return nil, bad(n, "malformed decision %q (want e.g. \"apply c1\", \"cancel c2\", \"advance 14s\", \"stop s0\")", line)
 			}
 			if section == "decisions" {
 				tr.Decisions = append(tr.Decisions, d) // the drain's own decisions are not replayed: it drains the same way
@@ -217,6 +217,9 @@ func validDecision(d string) bool {
 	case "apply", "deliver", "reconnect", "lose-request", "lose-reply", "disconnect", "expire", "cancel", "cs-read", "cs-write":
 		id, err := strconv.Atoi(strings.TrimPrefix(f[1], "c"))
 		return strings.HasPrefix(f[1], "c") && err == nil && id > 0
+	case "stop", "start": // a server of the emulated ensemble, numbered from 0
+		id, err := strconv.Atoi(strings.TrimPrefix(f[1], "s"))
+		return strings.HasPrefix(f[1], "s") && err == nil && id >= 0
 	}
 	return false
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/model"
@@ -23,10 +24,11 @@ type ZKFactory func(conn *zk.Conn, path string) Locker
 func wireClients(f ZKFactory) clients {
 	return clients{
 		name: wireKind,
-		connect: func(srv *model.Server) (int, clientConn, error) {
+		connect: func(srv *model.Server, i int) (int, clientConn, error) {
 			// Not model.ConnectZK, which polls for the session on the clock: inside the bubble the handshake of
 			// a first connection happens at once, and synctest.Wait sees it through without time passing.
-			conn, _, err := zk.Connect([]string{"127.0.0.1:2181"}, sessionTimeout, zk.WithDialer(srv.Dialer()), zk.WithHostProvider(ensembleHosts{}), zk.WithLogger(quiet{}))
+			hosts := srv.Hosts()
+			conn, _, err := zk.Connect(hosts, sessionTimeout, zk.WithDialer(srv.Dialer()), zk.WithHostProvider(&ensembleHosts{srv: srv, hosts: hosts, next: i % len(hosts)}), zk.WithLogger(quiet{}))
 			if err != nil {
 				return 0, nil, err
 			}
@@ -66,12 +68,37 @@ func deterministicCryptoRand() (restore func()) {
 // goroutines' choice). Given an ensemble, it sends them to the next server at once — what services run
 // with, and what this provider gives on every reconnection; when it happens is the scheduler's Reconnect
 // step.
-type ensembleHosts struct{}
+//
+// On the model's one server it names that server every time. On an emulated ensemble (FaultStopServer) it
+// goes round the servers from the client's own first one, skipping those that do not serve (stopped, or
+// without a quorum), as a client skips the ones that refuse it; when none serves it waits a second of the
+// bubble's time and looks again, rather than spin, so that the client's redialling blocks until the
+// scheduler starts a server.
+type ensembleHosts struct {
+	srv   *model.Server
+	hosts []string
+	next  int
+}
 
-func (ensembleHosts) Init([]string) error  { return nil }
-func (ensembleHosts) Len() int             { return 3 }
-func (ensembleHosts) Next() (string, bool) { return "127.0.0.1:2181", false }
-func (ensembleHosts) Connected()           {}
+func (h *ensembleHosts) Init([]string) error { return nil }
+func (h *ensembleHosts) Len() int            { return 3 }
+func (h *ensembleHosts) Connected()          {}
+
+func (h *ensembleHosts) Next() (string, bool) {
+	if len(h.hosts) == 1 {
+		return h.hosts[0], false
+	}
+	for {
+		for range h.hosts {
+			i := h.next
+			h.next = (h.next + 1) % len(h.hosts)
+			if m, err := h.srv.Mode(i); err == nil && (m == "leader" || m == "follower") {
+				return h.hosts[i], false
+			}
+		}
+		time.Sleep(time.Second)
+	}
+}
 
 // quiet discards go-zookeeper's log lines: the trace says what happened.
 type quiet struct{}

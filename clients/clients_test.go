@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/internal/javaclients"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/realzk"
 )
@@ -30,11 +31,9 @@ const (
 
 // Where the clients come from: Debian's packages.
 const (
-	java        = "/usr/bin/java"
-	javac       = "/usr/bin/javac"
+	java        = javaclients.Java
 	python      = "/usr/bin/python3" // Debian's, which has python3-kazoo; not a pyenv one on PATH
 	zkCli       = "/usr/share/zookeeper/bin/zkCli.sh"
-	curatorJars = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar" // their manifests name the rest
 	installHint = "install Debian's zookeeper, libcurator-recipes-java and python3-kazoo (make clientdeps)"
 )
 
@@ -152,6 +151,7 @@ func deleteTree(conn *zk.Conn, path string) error {
 var classes struct {
 	once sync.Once
 	dir  string
+	path string
 	err  error
 }
 
@@ -160,33 +160,18 @@ var classes struct {
 func curatorClassPath(t *testing.T) string {
 	t.Helper()
 	classes.once.Do(func() {
-		for _, f := range []string{javac, "/usr/share/java/curator-recipes.jar", "/usr/share/java/slf4j-nop.jar"} {
-			if _, err := os.Stat(f); err != nil {
-				classes.err = fmt.Errorf("%s missing: %s", f, installHint)
-				return
-			}
-		}
 		classes.dir, classes.err = os.MkdirTemp("", "clients-java-")
 		if classes.err != nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 		defer cancel()
-		sources, err := filepath.Glob(filepath.Join("java", "*.java"))
-		if err != nil {
-			classes.err = err
-			return
-		}
-		args := append([]string{"-J-XX:TieredStopAtLevel=1", "-nowarn", "-d", classes.dir, "-cp", curatorJars}, sources...)
-		out, err := exec.CommandContext(ctx, javac, args...).CombinedOutput()
-		if err != nil {
-			classes.err = fmt.Errorf("javac %v: %w\n%s", sources, err, out)
-		}
+		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"), filepath.Join("java", "CacheWatch.java"))
 	})
 	if classes.err != nil {
 		t.Fatalf("Curator contender: %v", classes.err)
 	}
-	return classes.dir + ":" + curatorJars
+	return classes.path
 }
 
 // acquisition is one "acquired …" line of a contender.

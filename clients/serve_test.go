@@ -20,29 +20,7 @@ import (
 func TestZkmodelServeFromPython(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "zkmodel")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/zkmodel/zkmodel/cmd/zkmodel").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/zkmodel: %v\n%s", err, out)
-	}
-	server := exec.CommandContext(ctx, bin, "serve", "-addr", "127.0.0.1:0", "-control", "127.0.0.1:0")
-	stdout, err := server.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	server.Stderr = &stderr
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Process.Kill() }) // in case the test fails first; harmless after Wait
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("zkmodel serve's startup line: %v (%q); stderr:\n%s", err, line, stderr.String())
-	}
-	var addrs struct{ Addr, Control string }
-	if err := json.Unmarshal([]byte(line), &addrs); err != nil {
-		t.Fatalf("startup line %q: %v", line, err)
-	}
+	addrs, stop := startServe(ctx, t, "-addr", "127.0.0.1:0", "-control", "127.0.0.1:0")
 
 	out, err := exec.CommandContext(ctx, python, filepath.Join("python", "zkmodel_control.py"), addrs.Addr, addrs.Control).Output()
 	if err != nil {
@@ -67,10 +45,77 @@ func TestZkmodelServeFromPython(t *testing.T) {
 		}
 	}
 
-	if err := server.Process.Signal(syscall.SIGTERM); err != nil {
+	stop()
+}
+
+// TestZkmodelServeEnsembleFromPython: `zkmodel serve` with three addresses
+// serves kazoo an emulated ensemble; the client stops its own server and
+// moves with its session, then loses and regains the majority and keeps its
+// session through an hour of the virtual clock without one.
+func TestZkmodelServeEnsembleFromPython(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
+	defer cancel()
+	addrs, stop := startServe(ctx, t, "-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-control", "127.0.0.1:0")
+	out, err := exec.CommandContext(ctx, python, filepath.Join("python", "kazoo_failover.py"), addrs.Addr, addrs.Control).Output()
+	if err != nil {
+		t.Errorf("kazoo_failover.py: %v\n%s", err, out)
+	}
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^stopped its server: stopped$`),
+		regexp.MustCompile(`^moved: other server True, same session True, ephemeral exists True$`),
+		regexp.MustCompile(`^no majority: (stopped|not serving),(stopped|not serving),(stopped|not serving)$`),
+		regexp.MustCompile(`^reconnected without a majority: False$`),
+		regexp.MustCompile(`^majority back: same session True, ephemeral exists True, lost False$`),
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("kazoo_failover.py printed %d lines, want %d:\n%s", len(got), len(want), out)
+	}
+	for i, re := range want {
+		if !re.MatchString(got[i]) {
+			t.Errorf("line %d: %q, want %s", i+1, got[i], re)
+		}
+	}
+	stop()
+}
+
+// serveAddrs is `zkmodel serve`'s startup line.
+type serveAddrs struct{ Addr, Control string }
+
+// startServe builds and starts `zkmodel serve` with args and returns its
+// addresses and a stop that sends SIGTERM and checks it exits with 0.
+func startServe(ctx context.Context, t *testing.T, args ...string) (serveAddrs, func()) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "zkmodel")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/zkmodel/zkmodel/cmd/zkmodel").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/zkmodel: %v\n%s", err, out)
+	}
+	server := exec.CommandContext(ctx, bin, append([]string{"serve"}, args...)...)
+	stdout, err := server.StdoutPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := server.Wait(); err != nil {
-		t.Errorf("zkmodel serve after SIGTERM: %v, want exit status 0; stderr:\n%s", err, stderr.String())
+	var stderr strings.Builder
+	server.Stderr = &stderr
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Process.Kill() }) // in case the test fails first; harmless after Wait
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("zkmodel serve's startup line: %v (%q); stderr:\n%s", err, line, stderr.String())
+	}
+	var addrs serveAddrs
+	if err := json.Unmarshal([]byte(line), &addrs); err != nil {
+		t.Fatalf("startup line %q: %v", line, err)
+	}
+	return addrs, func() {
+		t.Helper()
+		if err := server.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := server.Wait(); err != nil {
+			t.Errorf("zkmodel serve after SIGTERM: %v, want exit status 0; stderr:\n%s", err, stderr.String())
+		}
 	}
 }

@@ -29,7 +29,9 @@ type Conn struct {
 	outbox    []outItem
 	lastZxid  int64
 	watchers  map[watchKey][]chan zk.Event
+	creds     []authCred // accepted addAuths, sent again on every new connection
 
+	member     int          // the ensemble's server it is (or was last) connected to
 	wireClient bool         // a client on the wire protocol (wire.go): only the server's side of it lives here
 	link       *wireLink    // its current connection, nil when it has none
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
@@ -64,6 +66,7 @@ type outItem struct {
 	call   *call    // a reply to this call (the reply itself waits in call.rep.res)
 	event  zk.Event // or a watch event
 	hangUp bool     // or the server closing the connection
+	drop   bool     // or the connection dropping at once (its server stopped): what is queued behind is lost
 }
 
 // watchType mirrors go-zookeeper's client-side watch kinds.
@@ -323,26 +326,85 @@ func (c *Conn) Close() {
 // --- the zk.Conn methods ---------------------------------------------------------------------------------
 
 // Create creates a znode and returns its path (with the sequence suffix, for sequential nodes). flags is one
-// of zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence and zk.FlagEphemeralSequential; ACLs are accepted and
-// ignored (the model has no access control).
+// of zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential and zk.FlagContainer
+// (TTL modes need CreateTTL). It needs CREATE on the parent; acl is stored as ZooKeeper stores it (see SetACL)
+// and enforced.
 func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	// go-zookeeper's order: unknown flags, then the path (a trailing / is fine for the sequential modes,
 	// TTL included), then the refusal of TTL modes.
-	switch flags {
-	case zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential, zk.FlagContainer, zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
-	default:
-		// go-zookeeper's own words, wrapping no sentinel; kept so that code behaves the same on both.
-		return "", fmt.Errorf("invalid flag value: [%v]", flags)
-	}
-	sequential := flags == zk.FlagSequence || flags == zk.FlagEphemeralSequential || flags == zk.FlagPersistentSequentialWithTTL
-	if err := validatePath(path, sequential); err != nil {
+	m, err := clientCreateMode(flags)
+	if err != nil {
 		return "", err
 	}
-	if flags == zk.FlagTTL || flags == zk.FlagPersistentSequentialWithTTL {
+	if err := validatePath(path, m.sequential); err != nil {
+		return "", err
+	}
+	if m.ttl > 0 {
 		return "", fmt.Errorf("Create with TTL flag disallowed: %w", zk.ErrInvalidFlags)
 	}
 	res, _ := c.do(&request{op: opCreate, path: path, data: data, flags: flags, acl: acl})
 	return res.path, res.err
+}
+
+// CreateContainer creates a container node (flag must be zk.FlagContainer), which the server's container
+// manager deletes once it has had children and has none left; see WithContainerCheckInterval. It checks its
+// arguments as go-zookeeper's does.
+func (c *Conn) CreateContainer(path string, data []byte, flag int32, acl []zk.ACL) (string, error) {
+	m, err := clientCreateMode(flag)
+	if err != nil {
+		return "", err
+	}
+	if err := validatePath(path, m.sequential); err != nil {
+		return "", err
+	}
+	if !m.container {
+		return "", fmt.Errorf("CreateContainer requires container flag: %w", zk.ErrInvalidFlags)
+	}
+	res, _ := c.do(&request{op: opCreateContainer, path: path, data: data, flags: flag, acl: acl})
+	return res.path, res.err
+}
+
+// CreateTTL creates a TTL node (flag zk.FlagTTL, or zk.FlagPersistentSequentialWithTTL for a sequential one),
+// which the server's container manager deletes once it is childless and ttl has passed since its mtime. The
+// server must enable extended types (WithExtendedTypes), or the create fails with ZooKeeper's UNIMPLEMENTED
+// (-6); ttl is sent in whole milliseconds, and outside 1 ms to 2^40-1 ms it fails with zk.ErrBadArguments.
+// It checks its arguments as go-zookeeper's does.
+func (c *Conn) CreateTTL(path string, data []byte, flag int32, acl []zk.ACL, ttl time.Duration) (string, error) {
+	m, err := clientCreateMode(flag)
+	if err != nil {
+		return "", err
+	}
+	if err := validatePath(path, m.sequential); err != nil {
+		return "", err
+	}
+	if m.ttl == 0 {
+		return "", fmt.Errorf("CreateTTL requires TTL flag: %w", zk.ErrInvalidFlags)
+	}
+	res, _ := c.do(&request{op: opCreateTTL, path: path, data: data, flags: flag, acl: acl, ttl: ttl.Milliseconds()})
+	return res.path, res.err
+}
+
+// clientCreateMode parses flags as go-zookeeper does before it sends a create: an unknown value fails with
+// go-zookeeper's own words; ttl is 1 for the TTL modes.
+func clientCreateMode(flags int32) (nodeMode, error) {
+	switch flags {
+	case zk.FlagPersistent:
+		return nodeMode{}, nil
+	case zk.FlagEphemeral:
+		return nodeMode{ephemeral: true}, nil
+	case zk.FlagSequence:
+		return nodeMode{sequential: true}, nil
+	case zk.FlagEphemeralSequential:
+		return nodeMode{ephemeral: true, sequential: true}, nil
+	case zk.FlagContainer:
+		return nodeMode{container: true}, nil
+	case zk.FlagTTL:
+		return nodeMode{ttl: 1}, nil
+	case zk.FlagPersistentSequentialWithTTL:
+		return nodeMode{sequential: true, ttl: 1}, nil
+	}
+	// go-zookeeper's own words, wrapping no sentinel; kept so that code behaves the same on both.
+	return nodeMode{}, fmt.Errorf("invalid flag value: [%v]", flags)
 }
 
 // Delete deletes a znode if its version matches (-1 matches any).

@@ -44,6 +44,9 @@ const (
 	opRemoveWatches
 	opAddWatch
 	opPing
+	opCreateContainer // createContainer (opcode 19): a container whatever the flags, see createMode
+	opCreateTTL       // createTTL (opcode 21): request.ttl is the TTL
+	opAuth            // addAuth: path holds the scheme, data the credentials
 )
 
 var opNames = [...]string{
@@ -66,6 +69,9 @@ var opNames = [...]string{
 	opRemoveWatches:     "removeWatches",
 	opAddWatch:          "addWatch",
 	opPing:              "ping",
+	opCreateContainer:   "createContainer",
+	opCreateTTL:         "createTTL",
+	opAuth:              "addAuth",
 }
 
 func (k opKind) String() string { return opNames[k] }
@@ -74,7 +80,7 @@ func (k opKind) String() string { return opNames[k] }
 // when it fails, as ZooKeeper's PrepRequestProcessor does).
 func (k opKind) isWrite() bool {
 	switch k {
-	case opCreate, opDelete, opSetData, opMulti, opCloseSession, opSetACL, opCheck:
+	case opCreate, opDelete, opSetData, opMulti, opCloseSession, opSetACL, opCheck, opCreateContainer, opCreateTTL:
 		return true
 	}
 	return false
@@ -90,7 +96,8 @@ type request struct {
 	acl     []zk.ACL
 	watch   bool
 	mode    int32 // checkWatches, removeWatches: 1 child watches, 2 data watches, 3 any
-	ops     []any // multi: *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest
+	ops     []any // multi: *zk.CreateRequest, *zk.CreateTTLRequest (wire only), *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest
+	ttl     int64 // createTTL: milliseconds
 }
 
 // String renders the request for traces, e.g. `create /lock/n- flags=3`.
@@ -104,8 +111,10 @@ func (r *request) String() string {
 		b.WriteString(" " + r.path)
 	}
 	switch r.op {
-	case opCreate:
+	case opCreate, opCreateContainer:
 		fmt.Fprintf(&b, " flags=%d data=%q", r.flags, r.data)
+	case opCreateTTL:
+		fmt.Fprintf(&b, " flags=%d ttl=%d data=%q", r.flags, r.ttl, r.data)
 	case opSetData:
 		fmt.Fprintf(&b, " version=%d data=%q", r.version, r.data)
 	case opDelete, opCheck:
@@ -116,6 +125,9 @@ func (r *request) String() string {
 		fmt.Fprintf(&b, " type=%d", r.mode)
 	case opAddWatch:
 		fmt.Fprintf(&b, " mode=%d", r.mode)
+	case opAuth:
+		b.Reset()
+		b.WriteString("addAuth " + r.path) // the credentials stay out of traces
 	case opMulti:
 		for i, op := range r.ops {
 			if i > 0 {
@@ -131,6 +143,8 @@ func multiOpString(op any) string {
 	switch o := op.(type) {
 	case *zk.CreateRequest:
 		return fmt.Sprintf("create %s flags=%d data=%q", o.Path, o.Flags, o.Data)
+	case *zk.CreateTTLRequest:
+		return fmt.Sprintf("createTTL %s flags=%d ttl=%d data=%q", o.Path, o.Flags, o.Ttl, o.Data)
 	case *zk.DeleteRequest:
 		return fmt.Sprintf("delete %s version=%d", o.Path, o.Version)
 	case *zk.SetDataRequest:
@@ -167,7 +181,8 @@ type childEntry struct {
 }
 
 type node struct {
-	acl      []zk.ACL // as given; stored and reported (getACL), not enforced
+	acl      []zk.ACL // as stored (fixupACL), enforced by allowed
+	anyone   int32    // the permissions acl grants world:anyone: the checks' fast path
 	data     []byte
 	stat     zk.Stat      // as stored: Cversion counts the creates of children, see view
 	children []childEntry // ordered by (key, name): deterministic from the seed, not sorted by name
@@ -176,21 +191,22 @@ type node struct {
 // containerOwner is the ephemeralOwner ZooKeeper gives container nodes.
 const containerOwner = math.MinInt64
 
-// view returns the stat as ZooKeeper 3.8 reports it: a container's ephemeralOwner is 0. The stored cversion counts the creates of children (it
+// view returns the stat as ZooKeeper 3.8 reports it: the ephemeralOwner of a container or TTL node is 0. The stored cversion counts the creates of children (it
 // is also what numbers sequential children); the reported one is 2*creates - numChildren, which is creates
 // plus deletes. So a delete moves the reported cversion but not the next sequence number.
 func (n *node) view() zk.Stat {
 	s := n.stat
 	s.Cversion = 2*s.Cversion - s.NumChildren
-	if s.EphemeralOwner == containerOwner {
-		s.EphemeralOwner = 0 // the server marks containers internally but reports owner 0 to clients
+	if s.EphemeralOwner < 0 {
+		s.EphemeralOwner = 0 // the server marks containers and TTL nodes internally but reports owner 0 to clients
 	}
 	return s
 }
 
-// isEphemeral reports whether the node belongs to a session (containers do not).
+// isEphemeral reports whether the node belongs to a session (containers and TTL nodes, whose owners are
+// negative, do not; session ids are positive).
 func (n *node) isEphemeral() bool {
-	return n.stat.EphemeralOwner != 0 && n.stat.EphemeralOwner != containerOwner
+	return n.stat.EphemeralOwner > 0
 }
 
 // specialPaths are the nodes a ZooKeeper server refuses to delete.
@@ -201,12 +217,14 @@ type session struct {
 	timeout   time.Duration // negotiated
 	lastHeard int64         // virtual milliseconds
 	ephemeral map[string]struct{}
+	auth      sessionAuth // what its current connection authenticated as (acl.go)
 }
 
 // core is one ZooKeeper server's state. Its zero value is not usable; see newCore.
 type core struct {
 	seed     uint64
-	now      int64 // virtual milliseconds since the Unix epoch
+	super    string // the super digest (user:base64 hash) that addAuth makes super; "" for none
+	now      int64  // virtual milliseconds since the Unix epoch
 	zxid     int64
 	nodes    map[string]*node
 	sessions map[int64]*session
@@ -217,6 +235,7 @@ type core struct {
 	inMulti  bool                             // a multi is running: changes are recorded in undo
 	undo     []undoEntry                      // how to restore what the running multi changed
 	taken    []takenWatch                     // the watches the running multi fired, set again on rollback
+	reaper   reaper                           // TTL nodes and the container manager (ttl.go)
 }
 
 // takenWatch is a watch a running multi fired; if the multi fails, nothing fired and the watch stays set.
@@ -260,12 +279,13 @@ func newCore(seed uint64, now int64) *core {
 	c.persist[childWatch] = map[string]map[int64]uint8{}
 	// A fresh ZooKeeper 3.8 server has /zookeeper (with quota and config below it); every field of their stats
 	// is zero, except the child counts.
-	c.nodes["/"] = &node{acl: zk.WorldACL(zk.PermAll)}
+	c.nodes["/"] = &node{acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll}
 	for _, p := range []string{"/zookeeper", "/zookeeper/config", "/zookeeper/quota"} {
-		c.nodes[p] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll)}
+		c.nodes[p] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll}
 		c.link(parentOf(p), baseName(p))
 	}
 	c.nodes["/zookeeper/config"].acl = zk.WorldACL(zk.PermRead)
+	c.nodes["/zookeeper/config"].anyone = zk.PermRead
 	c.nodes["/zookeeper/config"].stat.Aversion = -1
 	return c
 }
@@ -318,7 +338,7 @@ func (c *core) createSession(timeout time.Duration) int64 {
 	c.sidNext++
 	id := c.sidBase + c.sidNext
 	c.zxid++
-	c.sessions[id] = &session{id: id, timeout: timeout, lastHeard: c.now, ephemeral: map[string]struct{}{}}
+	c.sessions[id] = &session{id: id, timeout: timeout, lastHeard: c.now, ephemeral: map[string]struct{}{}, auth: sessionAuth{ip: inProcessIP}}
 	return id
 }
 
@@ -385,11 +405,11 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 			notes = c.createdEvents(res.path, notes)
 		}
 	case opDelete:
-		if res.err = c.checkDelete(r.path, r.version); res.err == nil {
+		if res.err = c.checkDelete(sid, r.path, r.version); res.err == nil {
 			notes = c.removeNode(r.path, notes)
 		}
 	case opSetData:
-		res.stat, res.err = c.setData(r.path, r.data, r.version)
+		res.stat, res.err = c.setData(sid, r.path, r.data, r.version)
 		if res.err == nil {
 			notes = c.fire(dataWatch, r.path, zk.EventNodeDataChanged, notes)
 		}
@@ -406,6 +426,8 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opGetData:
 		if n, ok := c.nodes[r.path]; !ok {
 			res.err = zk.ErrNoNode
+		} else if !c.allowed(sid, n, zk.PermRead) {
+			res.err = zk.ErrNoAuth // checked before the watch is set: none is left
 		} else {
 			if r.watch {
 				c.addWatch(dataWatch, r.path, sid)
@@ -415,6 +437,8 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opGetChildren:
 		if n, ok := c.nodes[r.path]; !ok {
 			res.err = zk.ErrNoNode
+		} else if !c.allowed(sid, n, zk.PermRead) {
+			res.err = zk.ErrNoAuth
 		} else {
 			if r.watch {
 				c.addWatch(childWatch, r.path, sid)
@@ -428,24 +452,28 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opSync:
 		res.path = r.path
 	case opGetACL:
-		if n, ok := c.nodes[r.path]; !ok {
+		// ZooKeeper 3.8 wants READ or ADMIN, and hides the digests' hashes from a session without ADMIN.
+		switch n, ok := c.nodes[r.path]; {
+		case !ok:
 			res.err = zk.ErrNoNode
-		} else {
+		case !c.allowed(sid, n, zk.PermRead|zk.PermAdmin):
+			res.err = zk.ErrNoAuth
+		case !c.allowed(sid, n, zk.PermAdmin):
+			res.acl, res.stat = redactACL(n.acl), n.view()
+		default:
 			res.acl, res.stat = slices.Clone(n.acl), n.view()
 		}
 	case opSetACL:
-		res.stat, res.err = c.setACL(r.path, r.acl, r.version)
+		res.stat, res.err = c.setACL(sid, r.path, r.acl, r.version)
 	case opCheck:
-		if n, ok := c.nodes[r.path]; !ok {
-			res.err = zk.ErrNoNode
-		} else if r.version != -1 && r.version != n.stat.Version {
-			res.err = zk.ErrBadVersion
-		} else {
+		if res.err = c.checkVersion(sid, r.path, r.version); res.err == nil {
 			res.noReply = true
 		}
 	case opAllChildrenNumber:
-		if _, ok := c.nodes[r.path]; !ok {
+		if n, ok := c.nodes[r.path]; !ok {
 			res.err = zk.ErrNoNode
+		} else if !c.allowed(sid, n, zk.PermRead) {
+			res.err = zk.ErrNoAuth
 		} else {
 			res.number = c.descendants(r.path)
 		}
@@ -465,6 +493,16 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 			c.addPersistentWatch(sid, r.path, r.mode == 1)
 		}
 	case opPing:
+	case opAuth:
+		res.err = c.addAuth(sid, r.path, r.data)
+	case opCreateContainer, opCreateTTL:
+		var m nodeMode
+		if m, res.err = c.createMode(r.op, r.flags, r.ttl); res.err == nil {
+			res.path, res.err = c.createAs(sid, r.path, r.data, r.acl, m)
+		}
+		if res.err == nil {
+			notes = c.createdEvents(res.path, notes)
+		}
 	case opMulti:
 		if res.multi, notes, res.err = c.multi(sid, r.ops); res.err != nil {
 			break
@@ -480,20 +518,24 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	return res, notes
 }
 
-// setACL replaces a node's ACL if its aversion matches (-1 matches any), as ZooKeeper checks them: the ACL's
-// emptiness, the node's existence, then the version.
-func (c *core) setACL(path string, acl []zk.ACL, version int32) (zk.Stat, error) {
-	if len(acl) == 0 {
-		return zk.Stat{}, zk.ErrInvalidACL
+// setACL replaces a node's ACL if its aversion matches (-1 matches any), as ZooKeeper checks them: the ACL
+// (fixupACL), the node's existence, ADMIN on it, then the version.
+func (c *core) setACL(sid int64, path string, acl []zk.ACL, version int32) (zk.Stat, error) {
+	acl, err := c.fixupACL(sid, acl)
+	if err != nil {
+		return zk.Stat{}, err
 	}
 	n, ok := c.nodes[path]
 	if !ok {
 		return zk.Stat{}, zk.ErrNoNode
 	}
+	if !c.allowed(sid, n, zk.PermAdmin) {
+		return zk.Stat{}, zk.ErrNoAuth
+	}
 	if version != -1 && version != n.stat.Aversion {
 		return zk.Stat{}, zk.ErrBadVersion
 	}
-	n.acl = slices.Clone(acl)
+	n.acl, n.anyone = acl, anyonePerms(acl)
 	n.stat.Aversion++
 	return n.view(), nil
 }
@@ -594,31 +636,25 @@ func cloneBytes(b []byte) []byte {
 }
 
 // create adds a node. The checks come in ZooKeeper 3.8's order, as measured: flags, the path's shape
-// (relative or with NUL), a non-empty ACL, the parent's existence, the whole path's validity (after the
-// sequence suffix), the node's absence, and a parent that is not ephemeral. A sequential name is the parent's
+// (relative or with NUL), the ACL (fixupACL), the parent's existence, CREATE on the parent, the whole path's
+// validity (after the sequence suffix), the node's absence, and a parent that is not ephemeral. A sequential name is the parent's
 // count of child creates so far, as `%010d` (a Java int: it wraps to -2147483648).
 func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	var ephemeral, sequential, container bool
-	switch flags {
-	case zk.FlagPersistent:
-	case zk.FlagEphemeral:
-		ephemeral = true
-	case zk.FlagSequence:
-		sequential = true
-	case zk.FlagEphemeralSequential:
-		ephemeral, sequential = true, true
-	case zk.FlagContainer:
-		container = true
-	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
-		return "", errUnimplemented // TTL nodes are off unless the server enables extended types (measured)
-	default:
-		return "", zk.ErrBadArguments // not a create mode the server knows
+	m, err := c.createMode(opCreate, flags, -1)
+	if err != nil {
+		return "", err
 	}
+	return c.createAs(sid, path, data, acl, m)
+}
+
+// createAs adds a node of mode m (create's checks after the flags').
+func (c *core) createAs(sid int64, path string, data []byte, acl []zk.ACL, m nodeMode) (string, error) {
 	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
 		return "", zk.ErrBadArguments // the server wants an absolute path free of NUL before anything else
 	}
-	if len(acl) == 0 {
-		return "", zk.ErrInvalidACL
+	acl, err := c.fixupACL(sid, acl)
+	if err != nil {
+		return "", err
 	}
 	if path == "/" {
 		return "", zk.ErrNodeExists
@@ -628,7 +664,10 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 	if !ok {
 		return "", zk.ErrNoNode
 	}
-	if sequential {
+	if !c.allowed(sid, p, zk.PermCreate) {
+		return "", zk.ErrNoAuth
+	}
+	if m.sequential {
 		path = withSequence(path, p.stat.Cversion)
 	}
 	if err := validatePath(path, false); err != nil {
@@ -642,17 +681,21 @@ func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk
 	}
 	c.save(parent)
 	c.save(path)
-	n := &node{data: cloneBytes(data), acl: slices.Clone(acl)}
+	n := &node{data: cloneBytes(data), acl: acl, anyone: anyonePerms(acl)}
 	n.stat = zk.Stat{
 		Czxid: c.zxid, Mzxid: c.zxid, Pzxid: c.zxid, Ctime: c.now, Mtime: c.now,
 		DataLength: int32(len(data)),
 	}
 	switch {
-	case ephemeral:
+	case m.ephemeral:
 		n.stat.EphemeralOwner = sid
 		c.sessions[sid].ephemeral[path] = struct{}{}
-	case container:
+	case m.container:
 		n.stat.EphemeralOwner = containerOwner
+		c.reaper.watch(path)
+	case m.ttl > 0:
+		n.stat.EphemeralOwner = ttlOwner | m.ttl
+		c.reaper.watch(path)
 	}
 	c.nodes[path] = n
 	c.link(parent, baseName(path))
@@ -666,9 +709,19 @@ func (c *core) createdEvents(path string, notes []notification) []notification {
 	return c.fire(childWatch, parentOf(path), zk.EventNodeChildrenChanged, notes)
 }
 
-func (c *core) checkDelete(path string, version int32) error {
+// checkDelete checks a delete in ZooKeeper 3.8's order: the server's own nodes, the parent's existence, DELETE
+// on the parent (before the node's own existence: a missing node under a parent the session may not delete
+// from is zk.ErrNoAuth), then the node, its version and its children.
+func (c *core) checkDelete(sid int64, path string, version int32) error {
 	if specialPaths[path] {
 		return zk.ErrBadArguments // one of the server's own nodes
+	}
+	p, ok := c.nodes[parentOf(path)]
+	if !ok {
+		return zk.ErrNoNode
+	}
+	if !c.allowed(sid, p, zk.PermDelete) {
+		return zk.ErrNoAuth
 	}
 	n, ok := c.nodes[path]
 	if !ok {
@@ -700,8 +753,11 @@ func (c *core) removeNode(path string, notes []notification) []notification {
 	c.nodes[parent].stat.Pzxid = c.zxid
 	// ZooKeeper suppresses the second NodeDeleted for a session that watched both the data and the children.
 	start := len(notes)
-	notes = c.fire(dataWatch, path, zk.EventNodeDeleted, notes)
+	notes = c.fireFor(dataWatch, path, zk.EventNodeDeleted, n, notes)
 	for _, sid := range c.watchers(childWatch, path, zk.EventNodeDeleted) {
+		if !c.allowed(sid, n, zk.PermRead) {
+			continue
+		}
 		if !slices.ContainsFunc(notes[start:], func(n notification) bool { return n.session == sid }) {
 			notes = append(notes, notification{sid, watchEvent(zk.EventNodeDeleted, path)})
 		}
@@ -709,10 +765,14 @@ func (c *core) removeNode(path string, notes []notification) []notification {
 	return c.fire(childWatch, parent, zk.EventNodeChildrenChanged, notes)
 }
 
-func (c *core) setData(path string, data []byte, version int32) (zk.Stat, error) {
+// setData checks, as ZooKeeper 3.8 does, the node's existence, WRITE on it, then the version.
+func (c *core) setData(sid int64, path string, data []byte, version int32) (zk.Stat, error) {
 	n, ok := c.nodes[path]
 	if !ok {
 		return zk.Stat{}, zk.ErrNoNode
+	}
+	if !c.allowed(sid, n, zk.PermWrite) {
+		return zk.Stat{}, zk.ErrNoAuth
 	}
 	if version != -1 && version != n.stat.Version {
 		return zk.Stat{}, zk.ErrBadVersion
@@ -751,27 +811,34 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 				out[i].String = p
 				notes = c.createdEvents(p, notes)
 			}
+		case *zk.CreateTTLRequest:
+			// A createTTL op in a multi takes its mode from the flags: a TTL node for the TTL modes, else
+			// whatever the flags make, its TTL unused (measured).
+			var m nodeMode
+			if m, err = c.createMode(multiTTLOp(o.Flags), o.Flags, o.Ttl); err == nil {
+				var p string
+				if p, err = c.createAs(sid, o.Path, o.Data, o.Acl, m); err == nil {
+					out[i].String = p
+					notes = c.createdEvents(p, notes)
+				}
+			}
 		case *zk.DeleteRequest:
 			if err = c.checkPath(o.Path); err == nil {
-				if err = c.checkDelete(o.Path, o.Version); err == nil {
+				if err = c.checkDelete(sid, o.Path, o.Version); err == nil {
 					notes = c.removeNode(o.Path, notes)
 				}
 			}
 		case *zk.SetDataRequest:
 			if err = c.checkPath(o.Path); err == nil {
 				var st zk.Stat
-				if st, err = c.setData(o.Path, o.Data, o.Version); err == nil {
+				if st, err = c.setData(sid, o.Path, o.Data, o.Version); err == nil {
 					out[i].Stat = &st
 					notes = c.fire(dataWatch, o.Path, zk.EventNodeDataChanged, notes)
 				}
 			}
 		case *zk.CheckVersionRequest:
 			if err = c.checkPath(o.Path); err == nil {
-				if n, ok := c.nodes[o.Path]; !ok {
-					err = zk.ErrNoNode
-				} else if o.Version != -1 && o.Version != n.stat.Version {
-					err = zk.ErrBadVersion
-				}
+				err = c.checkVersion(sid, o.Path, o.Version)
 			}
 		default:
 			err = zk.ErrBadArguments // Conn.Multi refuses other op types before sending
@@ -832,6 +899,21 @@ var errNoWatcher = fmt.Errorf("unknown error: %v", zk.ErrCode(-121))
 // errRuntimeInconsistency is what go-zookeeper reports for the operations of a failed multi after the failing
 // one: ZooKeeper's code -2, which go-zookeeper has no named error for.
 var errRuntimeInconsistency = fmt.Errorf("unknown error: %v", zk.ErrCode(-2))
+
+// checkVersion is a check operation's test, in ZooKeeper 3.8's order: the node's existence, READ on it, then
+// its version.
+func (c *core) checkVersion(sid int64, path string, version int32) error {
+	n, ok := c.nodes[path]
+	switch {
+	case !ok:
+		return zk.ErrNoNode
+	case !c.allowed(sid, n, zk.PermRead):
+		return zk.ErrNoAuth
+	case version != -1 && version != n.stat.Version:
+		return zk.ErrBadVersion
+	}
+	return nil
+}
 
 func (c *core) checkPath(path string) error {
 	if err := validatePath(path, false); err != nil {
@@ -961,8 +1043,20 @@ func (c *core) watchers(kind int, path string, t zk.EventType) []int64 {
 	return ids
 }
 
+// fire takes the watches an event of type t on path triggers and sends the event to their sessions, those
+// that may read the node excepted (the node's ACL governs: the parent's for NodeChildrenChanged).
 func (c *core) fire(kind int, path string, t zk.EventType, notes []notification) []notification {
+	return c.fireFor(kind, path, t, c.nodes[path], notes)
+}
+
+// fireFor is fire with the node whose ACL decides who gets the event: as ZooKeeper 3.8 (with the
+// CVE-2024-23944 fix the Debian build carries) does, a session without READ on it gets nothing, and its
+// watch is gone all the same.
+func (c *core) fireFor(kind int, path string, t zk.EventType, n *node, notes []notification) []notification {
 	for _, sid := range c.watchers(kind, path, t) {
+		if n != nil && !c.allowed(sid, n, zk.PermRead) {
+			continue
+		}
 		notes = append(notes, notification{sid, watchEvent(t, path)})
 	}
 	return notes
@@ -1019,8 +1113,8 @@ func (c *core) dump(b *strings.Builder) {
 	for _, p := range slices.Sorted(maps.Keys(c.nodes)) {
 		n := c.nodes[p]
 		s := n.view()
-		fmt.Fprintf(b, "node %s data=%q czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d\n",
-			p, n.data, s.Czxid, s.Mzxid, s.Pzxid, s.Ctime, s.Mtime, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren)
+		fmt.Fprintf(b, "node %s data=%q czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d%s\n",
+			p, n.data, s.Czxid, s.Mzxid, s.Pzxid, s.Ctime, s.Mtime, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren, n.kindSuffix())
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.sessions)) {
 		s := c.sessions[id]

@@ -79,11 +79,35 @@
 // tests that replay sessions recorded on one (testdata/wire) and by tests that send the same raw bytes to
 // both. The client's own behaviour (reconnecting, re-sending watches, pinging) is the real client's.
 //
+// # An emulated ensemble
+//
+// WithEnsemble(n) (or ListenEnsemble(n) on a standalone server) serves the one state as n servers: Hosts
+// gives an in-process address per server for zk.Connect with Dialer, ListenEnsemble a loopback port per
+// server, and StopServer(i) and StartServer(i) (the steps "stop si" and "start si", a fault and a progress
+// step) stop and start server i. What clients see is what a real 3.8 ensemble shows (measured with
+// realzk.Kill on 3 servers, tickTime 100 ms):
+//
+//   - A stopped server's connections close (the client reads EOF) and its port refuses connections; its
+//     clients reconnect to another server with the same session, ephemerals and watches. Clients of other
+//     servers see nothing, unless the stopped one led.
+//   - Stopping the leader while a majority runs is an election: every server closes its client
+//     connections, and the new leader (the highest-numbered running server, as every server has the same
+//     zxid) restarts every session's expiry deadline.
+//   - With a majority stopped no server serves: each closes its connections, answers a connect request by
+//     closing the connection unanswered (go-zookeeper logs "authentication failed: EOF"), Mode says
+//     "not serving" (srvr: "This ZooKeeper instance is not currently serving requests"), and no session
+//     expires however long it lasts; when a majority is back, every session gets its full timeout from then.
+//
+// With the manual transport a stop drops the server side at once, and each client learns of it in a
+// Deliver step of its own. Elections take no time (on the real ensemble a client is served again about
+// 1 s after a leader's kill and 0.7 to 0.9 s after the quorum's return, and meanwhile cycles through
+// refused connections). All servers share one state, so no server lags: a real follower behind a client's
+// last zxid refuses it ("client has seen zxid … our last zxid is …"), which cannot happen here.
+//
 // # Not modelled
 //
-// Access control (ACLs are stored, reported by getACL and changed by setACL, but not enforced; addAuth accepts
-// digest identities, which only whoAmI shows), TTL nodes (answered with UNIMPLEMENTED, as a server without
-// extended types does), the automatic deletion of empty containers, quotas, reconfiguration, SASL, read-only
-// mode, and the replication between servers of an ensemble (the model is one server that never lags; Sync
-// returns at once).
+// SASL and x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
+// maxPerMinute (a pass deletes all its candidates at one instant, in path order), quotas, reconfiguration,
+// read-only mode, and the replication between servers of an ensemble (the emulated ensemble's servers share one state
+// that never lags; Sync returns at once).
 package model

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ type Server struct {
 	seq     int  // records emitted
 	inStep  bool // a step is being taken (Do, Advance, Expire): its records are marked Step
 	wire    wireState
+	ens     ensembleState
 }
 
 type config struct {
@@ -32,6 +34,11 @@ type config struct {
 	start    time.Time
 	manual   bool
 	observer func(Record)
+	extended bool          // WithExtendedTypes
+	check    time.Duration // WithContainerCheckInterval
+
+	superDigest string // WithSuperDigest
+	members     int
 }
 
 // Option configures a Server.
@@ -62,13 +69,33 @@ func WithManualTransport() Option { return func(c *config) { c.manual = true } }
 // answered, events delivered, faults, session changes and clock moves. fn must not call back into the server.
 func WithObserver(fn func(Record)) Option { return func(c *config) { c.observer = fn } }
 
+// WithExtendedTypes enables TTL nodes (CreateTTL), as zookeeper.extendedTypesEnabled=true does on a real
+// server. Without it TTL creates fail with ZooKeeper's UNIMPLEMENTED (-6).
+func WithExtendedTypes() Option { return func(c *config) { c.extended = true } }
+
+// WithContainerCheckInterval sets how often the container manager runs (ZooKeeper's
+// znode.container.checkIntervalMs, default one minute): at the server's start time plus every whole interval
+// of the virtual clock it deletes the empty containers that have had children and the childless TTL nodes
+// whose mtime is more than their TTL ago. Durations are whole milliseconds; below 1 ms the default stays.
+func WithContainerCheckInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d >= time.Millisecond {
+			c.check = d
+		}
+	}
+}
+
 // NewServer returns a server with a fresh tree holding only / and /zookeeper (with config and quota).
 func NewServer(opts ...Option) *Server {
-	cfg := config{seed: 1, tick: 2 * time.Second, start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	cfg := config{seed: 1, tick: 2 * time.Second, start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		check: DefaultContainerCheckInterval * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Server{cfg: cfg, core: newCore(uint64(cfg.seed), cfg.start.UnixMilli())}
+	core := newCore(uint64(cfg.seed), cfg.start.UnixMilli())
+	core.configureReaper(cfg.extended, cfg.check.Milliseconds())
+	core.super = cfg.superDigest
+	return &Server{cfg: cfg, core: core, ens: newEnsemble(cfg.members)}
 }
 
 // Record is one step of the server's history, as given to an observer.
@@ -77,7 +104,7 @@ type Record struct {
 	Elapsed time.Duration // virtual time since the server started
 	Client  int           // the client's ClientID, or 0 for server-wide steps
 	Session int64         // the client's session at the time, if any
-	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "close"
+	Kind    string        // "send", "apply", "notify" (the server sends a watch event), "reply", "event" (it arrives), "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "reap" (the container manager deletes a node), "close", "stop", "start" (a server of the ensemble), "drop" (a stop closed the client's connection; it learns of it with its next delivery)
 	Detail  string        // what happened, e.g. "create /lock/n- flags=3 -> /lock/n-0000000001 zxid=5"
 	// Step is true for what a step produced (Do, Advance or Expire, under the server's lock) and false for
 	// what a client's own call produced (a Close, say) or what Pending, Faults or Do found clients had sent
@@ -130,7 +157,12 @@ const eventBuffer = 64
 func (s *Server) Connect(sessionTimeout time.Duration) (*Conn, <-chan zk.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	member := s.ens.next(len(s.clients) % s.ens.size()) // clients spread over the ensemble's servers
+	if member < 0 {
+		return nil, nil, fmt.Errorf("model: Connect: no server is serving: %d of %d run, a quorum needs %d (StartServer)", s.ens.running(), s.ens.size(), s.ens.size()/2+1)
+	}
 	c := &Conn{
+		member:   member,
 		srv:      s,
 		id:       len(s.clients) + 1,
 		timeout:  sessionTimeout,
@@ -207,7 +239,8 @@ func (s *Server) route(notes []notification) {
 
 // Advance moves the virtual clock forward by d. A connected client pings, so its session stays alive; a
 // session whose client has been disconnected for longer than its timeout (rounded up to the next tick, as
-// ZooKeeper's expiry queue does) expires.
+// ZooKeeper's expiry queue does) expires. The container manager's passes that fall within d run at their
+// times (see WithContainerCheckInterval), in time order with the expiries.
 func (s *Server) Advance(d time.Duration) {
 	if d <= 0 {
 		return
@@ -216,32 +249,85 @@ func (s *Server) Advance(d time.Duration) {
 	defer s.mu.Unlock()
 	s.flushOutgoing()
 	defer s.stepping()()
-	s.core.now += d.Milliseconds()
+	from, target := s.core.now, s.core.now+d.Milliseconds()
+	s.core.now = target // the record carries the time the clock moves to
 	s.record(nil, "advance", "clock +%s", d)
+	if !s.ens.anyServing() {
+		s.core.passedTo(target) // nor does the container manager run: it runs on the leader
+		s.settle()              // without a leader no session expires: the next leader restarts their deadlines
+		return
+	}
+	s.core.now = from
 	heard := map[int64]bool{}
 	for _, c := range s.clients {
 		if c.connected && !c.closing && c.session != 0 {
 			heard[c.session] = true
 		}
 	}
-	ids := make([]int64, 0, len(s.core.sessions))
-	for id := range s.core.sessions {
-		ids = append(ids, id)
+	// While there are containers or TTL nodes, the clock stops at each expiry deadline and each pass with
+	// something to delete before target, so that a container emptied by an expiry goes at the next pass
+	// after it, as on a real server. Without them it moves to target at once.
+	for {
+		step := target
+		if at, ok := s.core.nextReap(); ok && at < step {
+			step = at
+		}
+		if dl, ok := s.nextDeadline(heard); ok && dl < step && s.core.reaper.active() {
+			step = max(dl, s.core.now)
+		}
+		s.core.now = step
+		s.expireUnheard(heard)
+		if at, ok := s.core.nextReap(); ok && at <= s.core.now {
+			s.reap()
+		}
+		s.core.passedTo(s.core.now)
+		if step == target {
+			break
+		}
 	}
-	slices.Sort(ids)
+	s.settle()
+}
+
+// sessionDeadline is when a session not heard from since lastHeard expires: its timeout rounded up to the next
+// tick, as ZooKeeper's expiry queue does.
+func (s *Server) sessionDeadline(sess *session) int64 {
 	tick := s.cfg.tick.Milliseconds()
-	for _, id := range ids {
+	return (sess.lastHeard+sess.timeout.Milliseconds())/tick*tick + tick
+}
+
+// nextDeadline returns the earliest expiry deadline of the sessions not in heard.
+func (s *Server) nextDeadline(heard map[int64]bool) (int64, bool) {
+	best, ok := int64(0), false
+	for id, sess := range s.core.sessions {
+		if dl := s.sessionDeadline(sess); !heard[id] && (!ok || dl < best) {
+			best, ok = dl, true
+		}
+	}
+	return best, ok
+}
+
+// expireUnheard brings the sessions in heard up to date and expires, in id order, the others whose deadline
+// has passed.
+func (s *Server) expireUnheard(heard map[int64]bool) {
+	for _, id := range slices.Sorted(maps.Keys(s.core.sessions)) {
 		sess := s.core.sessions[id]
 		if heard[id] {
 			sess.lastHeard = s.core.now
 			continue
 		}
-		deadline := (sess.lastHeard+sess.timeout.Milliseconds())/tick*tick + tick
-		if s.core.now >= deadline {
+		if s.core.now >= s.sessionDeadline(sess) {
 			s.expire(id)
 		}
 	}
-	s.settle()
+}
+
+// reap runs a pass of the container manager and sends its watch events.
+func (s *Server) reap() {
+	deleted, notes := s.core.reap()
+	for i, p := range deleted {
+		s.record(nil, "reap", "container manager deleted %s zxid=%d", p, s.core.zxid-int64(len(deleted)-1-i))
+	}
+	s.route(notes)
 }
 
 // Now returns the virtual clock's time.
@@ -296,7 +382,7 @@ func (s *Server) settle() {
 				s.deliver(c)
 				progress = true
 			}
-			if (!c.connected && !c.closed && !c.wireClient) || c.connecting != nil {
+			if (!c.connected && !c.closed && !c.wireClient && s.ens.anyServing()) || c.connecting != nil {
 				s.reconnect(c)
 				progress = true
 			}
@@ -327,9 +413,13 @@ const (
 	Disconnect
 	// ExpireSession: the server expires the client's session.
 	ExpireSession
+	// StopServer: server Step.Server of the ensemble stops (a fault; see Server.StopServer).
+	StopServer
+	// StartServer: the stopped server Step.Server starts again (progress; see Server.StartServer).
+	StartServer
 )
 
-var stepNames = [...]string{Apply: "apply", Deliver: "deliver", Reconnect: "reconnect", LoseRequest: "lose-request", LoseReply: "lose-reply", Disconnect: "disconnect", ExpireSession: "expire"}
+var stepNames = [...]string{Apply: "apply", Deliver: "deliver", Reconnect: "reconnect", LoseRequest: "lose-request", LoseReply: "lose-reply", Disconnect: "disconnect", ExpireSession: "expire", StopServer: "stop", StartServer: "start"}
 
 // String returns the step kind's name, as used in traces.
 func (k StepKind) String() string {
@@ -346,17 +436,23 @@ func ParseStepKind(name string) (StepKind, error) {
 			return StepKind(k), nil
 		}
 	}
-	return 0, fmt.Errorf("model: unknown step kind %q (want one of apply, deliver, reconnect, lose-request, lose-reply, disconnect, expire)", name)
+	return 0, fmt.Errorf("model: unknown step kind %q (want one of apply, deliver, reconnect, lose-request, lose-reply, disconnect, expire, stop, start)", name)
 }
 
-// Step is one transport step for one client.
+// Step is one transport step for one client, or a step of one server of the ensemble.
 type Step struct {
 	Kind   StepKind
-	Client int // the client's ClientID
+	Client int // the client's ClientID (not for StopServer and StartServer)
+	Server int // for StopServer and StartServer: the server, 0 to Members()-1
 }
 
-// String renders the step, e.g. "apply c2".
-func (st Step) String() string { return fmt.Sprintf("%s c%d", st.Kind, st.Client) }
+// String renders the step, e.g. "apply c2", "stop s1".
+func (st Step) String() string {
+	if st.Kind == StopServer || st.Kind == StartServer {
+		return fmt.Sprintf("%s s%d", st.Kind, st.Server)
+	}
+	return fmt.Sprintf("%s c%d", st.Kind, st.Client)
+}
 
 // flushOutgoing moves what clients issued since the scheduler last looked into their queues: per client,
 // sorted by the requests' text (they were issued concurrently, so any order is one the client could see),
@@ -389,8 +485,9 @@ func (s *Server) flushOutgoing() {
 	}
 }
 
-// Pending returns the steps that make progress — Apply, Deliver and Reconnect — that can be taken now, in
-// client order. Taking only these, in any order, until none is left, is a fault-free run.
+// Pending returns the steps that make progress — Apply, Deliver and Reconnect, in client order, then
+// StartServer for each stopped server — that can be taken now. Taking only these, in any order, until none
+// is left, is a fault-free run.
 func (s *Server) Pending() []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -399,15 +496,20 @@ func (s *Server) Pending() []Step {
 	for _, c := range s.clients {
 		for _, k := range []StepKind{Apply, Deliver, Reconnect} {
 			if s.can(c, k) {
-				out = append(out, Step{k, c.id})
+				out = append(out, Step{Kind: k, Client: c.id})
 			}
+		}
+	}
+	for i, down := range s.ens.down {
+		if down {
+			out = append(out, Step{Kind: StartServer, Server: i})
 		}
 	}
 	return out
 }
 
-// Faults returns the fault steps — LoseRequest, LoseReply, Disconnect and ExpireSession — that can be taken
-// now, in client order.
+// Faults returns the fault steps — LoseRequest, LoseReply, Disconnect and ExpireSession in client order,
+// then, in an ensemble (WithEnsemble), StopServer for each running server — that can be taken now.
 func (s *Server) Faults() []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -416,7 +518,14 @@ func (s *Server) Faults() []Step {
 	for _, c := range s.clients {
 		for _, k := range []StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
 			if s.can(c, k) {
-				out = append(out, Step{k, c.id})
+				out = append(out, Step{Kind: k, Client: c.id})
+			}
+		}
+	}
+	if s.ens.size() > 1 {
+		for i, down := range s.ens.down {
+			if !down {
+				out = append(out, Step{Kind: StopServer, Server: i})
 			}
 		}
 	}
@@ -434,14 +543,14 @@ func (s *Server) can(c *Conn, k StepKind) bool {
 		if c.wireClient { // a wire client dials by itself; the step lets the server answer its connect request
 			return c.connecting != nil
 		}
-		return !c.connected && !c.closed
+		return !c.connected && !c.closed && s.ens.anyServing()
 	case LoseReply:
 		return live && len(c.outbox) > 0 && c.outbox[0].call != nil
 	case Disconnect:
 		return live
 	case ExpireSession:
 		_, ok := s.core.sessions[c.session]
-		return ok && !c.finished
+		return ok && !c.finished && s.ens.anyServing() // only a leader expires sessions
 	}
 	return false
 }
@@ -451,6 +560,9 @@ func (s *Server) Do(st Step) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushOutgoing()
+	if st.Kind == StopServer || st.Kind == StartServer {
+		return s.doServer(st)
+	}
 	if st.Client < 1 || st.Client > len(s.clients) {
 		return fmt.Errorf("model: step %s: no client %d (clients are 1..%d)", st, st.Client, len(s.clients))
 	}
@@ -506,7 +618,8 @@ func (s *Server) apply(c *Conn) {
 	s.route(notes)
 	cl.rep.res = res // kept in the call until it is delivered, so that the queued item stays small
 	c.outbox = append(c.outbox, outItem{call: cl})
-	if cl.req.op == opCloseSession {
+	if cl.req.op == opCloseSession || cl.req.op == opAuth && res.err != nil {
+		// After a close, and after an auth packet it refuses, the server closes the connection.
 		c.closing = true
 		c.outbox = append(c.outbox, outItem{hangUp: true})
 	}
@@ -569,12 +682,16 @@ func (s *Server) deliver(c *Conn) {
 	case it.hangUp:
 		s.record(c, "disconnect", "server closed the connection")
 		s.sever(c)
+	case it.drop:
+		s.record(c, "disconnect", "the connection dropped: its server s%d stopped or stopped serving", c.member)
+		s.sever(c)
 	case it.call != nil:
 		res := it.call.rep.res
 		if res.zxid > 0 {
 			c.lastZxid = res.zxid
 		}
 		ch := c.registerWatch(it.call.req, res.err)
+		c.rememberAuth(it.call.req, res.err)
 		if s.cfg.observer != nil {
 			s.record(c, "reply", "%s", it.call.req.op)
 		}
@@ -627,6 +744,7 @@ func (s *Server) reconnect(c *Conn) {
 		s.acceptConnect(c)
 		return
 	}
+	c.member = s.ens.next(c.member + 1) // go-zookeeper moves on to the next server of its list
 	c.setState(zk.StateConnecting)
 	c.setState(zk.StateConnected)
 	sess, alive := s.core.sessions[c.session]
@@ -635,11 +753,13 @@ func (s *Server) reconnect(c *Conn) {
 		c.session = s.core.createSession(s.negotiate(c.timeout))
 		c.lastZxid = 0
 		c.connected = true
+		s.resendAuth(c)
 		c.setState(zk.StateHasSession)
 		s.record(c, "reconnect", "new session %#x", c.session)
 	case alive:
 		sess.lastHeard = s.core.now
 		c.connected = true
+		s.resendAuth(c)
 		c.setState(zk.StateHasSession)
 		data, exist, child := c.watchLists()
 		notes := s.core.setWatches(c.session, c.lastZxid, data, exist, child)

@@ -3,8 +3,6 @@ package model
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -44,7 +42,7 @@ type wireLink struct {
 	srv      *Server
 	nc       net.Conn
 	slot     *Conn         // the client it belongs to, once known (a Dialer knows it up front)
-	auth     []authID      // identities added with addAuth; a connection's, as in ZooKeeper
+	member   int           // the ensemble's server it is a connection to
 	readOnly bool          // the connect request carried the readOnly byte: the response carries one too
 	mu       sync.Mutex    // guards the fields below
 	queue    [][]byte      // frames waiting to be written
@@ -53,8 +51,6 @@ type wireLink struct {
 	dead     bool          // closed: nothing more is written
 	kick     chan struct{} // wakes the writer; capacity 1
 }
-
-type authID struct{ scheme, user string }
 
 // wireConnect is a connect request waiting for a Reconnect step (manual transport).
 type wireConnect struct {
@@ -116,8 +112,9 @@ type wireCall struct {
 // Dialer returns a zk.Dialer (for zk.WithDialer) that connects go-zookeeper to this server in-process, over
 // net.Pipe: no sockets. The Dialer is one client of the server, with one ClientID for all the connections it
 // makes one after the other (go-zookeeper dials again after every disconnection); a connection it makes while
-// another of its connections has a session is a client of its own. Any address works; go-zookeeper resolves host
-// names, so give it an IP literal such as "127.0.0.1:2181".
+// another of its connections has a session is a client of its own. Any address works, for server 0 of an
+// ensemble; Hosts gives one address per server (dialing a stopped one is refused, as a TCP dial is).
+// go-zookeeper resolves host names, so give it an IP literal such as "127.0.0.1:2181".
 func (s *Server) Dialer() zk.Dialer {
 	s.mu.Lock()
 	slot := s.newWireClient()
@@ -128,8 +125,12 @@ func (s *Server) Dialer() zk.Dialer {
 		if s.wire.closed {
 			return nil, fmt.Errorf("model: dial %s: the server is closed", address)
 		}
+		member := s.memberOfAddress(address)
+		if s.ens.down[member] {
+			return nil, fmt.Errorf("model: dial %s (server %d, stopped): %w", address, member, dialRefused(address))
+		}
 		client, server := net.Pipe()
-		s.startLink(server, slot)
+		s.startLink(server, slot, member)
 		return pipeConn{client}, nil
 	}
 }
@@ -156,7 +157,8 @@ func (p pipeConn) wrap(op string, err error) error {
 	return err
 }
 
-// ConnectZK connects a real go-zookeeper client to srv in-process (Dialer) and returns once its session is
+// ConnectZK connects a real go-zookeeper client to srv in-process (Dialer, with every server of an ensemble
+// in its list: Hosts) and returns once its session is
 // established (StateHasSession), or with an error after max(sessionTimeout, 10s). The event channel is
 // go-zookeeper's own, untouched: it starts with StateConnecting, StateConnected, StateHasSession. opts are
 // passed to zk.Connect after ConnectZK's own (the dialer, and a logger that discards go-zookeeper's log lines),
@@ -171,7 +173,7 @@ func ConnectZK(srv *Server, sessionTimeout time.Duration, opts ...func(*zk.Conn)
 	if closed {
 		return nil, nil, fmt.Errorf("model: ConnectZK: the server is closed (Server.Close)")
 	}
-	conn, events, err := zk.Connect([]string{"127.0.0.1:2181"}, sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
+	conn, events, err := zk.Connect(srv.Hosts(), sessionTimeout, connOptions(zk.WithDialer(srv.Dialer()), append([]func(*zk.Conn){zk.WithLogger(discardLogger{})}, opts...))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: ConnectZK: %w", err)
 	}
@@ -202,35 +204,19 @@ type discardLogger struct{}
 func (discardLogger) Printf(string, ...any) {}
 
 // Listen serves real ZooKeeper clients on a TCP address (use a loopback one, such as "127.0.0.1:0") until
-// Close, and returns the address it listens on. Several Listen calls may be made. Every connection that opens a
-// new session is a new client of the server; one that resumes a session belongs to the session's client.
+// Close, and returns the address it listens on. Several Listen calls may be made; they are all server 0 of
+// an ensemble (ListenEnsemble serves every server). Every connection that opens a new session is a new
+// client of the server; one that resumes a session belongs to the session's client.
 func (s *Server) Listen(address string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.wire.closed {
 		return "", fmt.Errorf("model: listen on %s: the server is closed", address)
 	}
-	ln, err := net.Listen("tcp", address)
-	if err != nil {
-		return "", fmt.Errorf("model: listen: %w", err)
+	if s.ens.down[0] {
+		return "", fmt.Errorf("model: listen on %s: server 0 is stopped (StartServer(0) first)", address)
 	}
-	s.wire.listeners = append(s.wire.listeners, ln)
-	go func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return // closed
-			}
-			s.mu.Lock()
-			if s.wire.closed {
-				nc.Close()
-			} else {
-				s.startLink(nc, nil)
-			}
-			s.mu.Unlock()
-		}
-	}()
-	return ln.Addr().String(), nil
+	return s.listenMember(0, address)
 }
 
 // Close stops the wire front end: listeners stop accepting, every wire connection is closed (its client sees
@@ -245,6 +231,10 @@ func (s *Server) Close() error {
 	s.wire.closed = true
 	listeners := s.wire.listeners
 	s.wire.listeners = nil
+	for i, lns := range s.ens.listeners {
+		listeners = append(listeners, lns...)
+		s.ens.listeners[i] = nil
+	}
 	for _, c := range s.clients {
 		if c.wireClient && c.link != nil {
 			s.record(c, "disconnect", "server closed")
@@ -280,8 +270,8 @@ func (s *Server) newWireClient() *Conn {
 }
 
 // startLink starts serving nc. Caller holds s.mu.
-func (s *Server) startLink(nc net.Conn, slot *Conn) {
-	l := &wireLink{srv: s, nc: nc, slot: slot, kick: make(chan struct{}, 1)}
+func (s *Server) startLink(nc net.Conn, slot *Conn, member int) {
+	l := &wireLink{srv: s, nc: nc, slot: slot, member: member, kick: make(chan struct{}, 1)}
 	if s.wire.links == nil {
 		s.wire.links = map[*wireLink]struct{}{}
 	}
@@ -312,7 +302,7 @@ func (l *wireLink) readLoop() {
 	creq, err := jute.DecodeConnectRequest(body)
 	s.mu.Lock()
 	var ok bool
-	if c := l.slot; err == nil && s.cfg.manual && c != nil && c.session != 0 && !s.wire.closed {
+	if c := l.slot; err == nil && s.cfg.manual && c != nil && c.session != 0 && !s.wire.closed && s.ens.serving(l.member) {
 		// With the manual transport a Dialer's reconnection is a Reconnect step: the connect request waits
 		// until the scheduler lets the server answer it (its first connection, like Server.Connect's, is
 		// answered at once).
@@ -437,6 +427,13 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		l.abort()
 		return false
 	}
+	if !s.ens.serving(l.member) {
+		// A server without a quorum reads the connect request and closes the connection (measured:
+		// go-zookeeper logs "authentication failed: EOF"); a stopped one does not get this far.
+		s.record(l.slot, "connect", "refused: server s%d is not serving (no quorum)", l.member)
+		l.closeAfterFlush()
+		return false
+	}
 	if req.LastZxidSeen > s.core.zxid {
 		s.record(l.slot, "connect", "refused: the client has seen zxid %#x, the server is at %#x", req.LastZxidSeen, s.core.zxid)
 		l.closeAfterFlush()
@@ -477,6 +474,7 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	}
 	l.slot, slot.link = slot, l
 	slot.connected, slot.closing = true, false
+	s.core.resetAuth(slot.session, remoteIP(l.nc)) // a new connection: the client sends its credentials again
 	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
 	return true
 }
@@ -590,10 +588,13 @@ func isWriteType(t int32) bool {
 // itself (auth, whoAmI, setWatches, multiRead).
 func coreRequest(r *jute.Request) *request {
 	switch r.Header.Type {
-	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		// The node's mode comes from the flags whatever the opcode (measured: a createContainer with flags 0
-		// answers in a multi as a plain create); the opcode chooses the reply's form.
+	case jute.OpCreate, jute.OpCreate2:
+		// The opcode chooses the reply's form; the node's mode comes from the flags.
 		return &request{op: opCreate, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
+	case jute.OpCreateContainer:
+		return &request{op: opCreateContainer, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
+	case jute.OpCreateTTL:
+		return &request{op: opCreateTTL, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL, ttl: r.TTL}
 	case jute.OpDelete:
 		return &request{op: opDelete, path: r.Path, version: r.Version}
 	case jute.OpExists:
@@ -630,8 +631,12 @@ func coreRequest(r *jute.Request) *request {
 		ops := make([]any, 0, len(r.Ops))
 		for _, o := range r.Ops {
 			switch o.Header.Type {
-			case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+			case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer:
+				// In a multi the node's mode comes from the flags whatever the opcode (measured: a
+				// createContainer with flags 0 answers as a plain create).
 				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags})
+			case jute.OpCreateTTL:
+				ops = append(ops, &zk.CreateTTLRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags, Ttl: o.TTL})
 			case jute.OpDelete:
 				ops = append(ops, &zk.DeleteRequest{Path: o.Path, Version: o.Version})
 			case jute.OpSetData:
@@ -791,8 +796,8 @@ func (s *Server) applyCore(c *Conn, cl *call) string {
 }
 
 // multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create whose
-// flags make a container answers as create2 (path and stat), whatever its opcode; any other create (create2
-// included) with the path alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
+// flags make a container or a TTL node answers as create2 (path and stat), whatever its opcode; any other
+// create (create2 included) with the path alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
 func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 	out := make([]jute.OpResult, len(res.multi))
 	failed := res.err != nil
@@ -804,7 +809,7 @@ func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 		}
 		switch op.Header.Type {
 		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-			if op.Flags != zk.FlagContainer {
+			if op.Flags != zk.FlagContainer && op.Flags != zk.FlagTTL && op.Flags != zk.FlagPersistentSequentialWithTTL {
 				out[i] = jute.OpResult{Type: jute.OpCreate, Path: m.String}
 				break
 			}
@@ -831,20 +836,25 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 	r := &w.req
 	switch w.op {
 	case jute.OpAuth:
-		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; an unknown scheme is AUTHFAILED, and
-		// the server closes the connection. Digest identities are user:base64(sha1(user:password)).
-		if r.Scheme != "digest" {
-			w.frame = replyFrame(w.xid, 0, -115, nil)
+		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; a scheme other
+		// than digest and ip is AUTHFAILED, and the server closes the connection (the core keeps the
+		// identities: the session's, until its next connection).
+		if err := s.core.addAuth(c.session, r.Scheme, r.Auth); err != nil {
+			w.frame = replyFrame(w.xid, 0, errCode(err), nil)
 			return "error auth failed; closing", true
 		}
-		user, _, _ := strings.Cut(string(r.Auth), ":")
-		l.auth = append(l.auth, authID{"digest", user})
 		w.frame = replyFrame(w.xid, 0, 0, nil)
-		return "ok digest:" + digestID(r.Auth), false
+		if r.Scheme == "digest" {
+			return "ok digest:" + digestID(r.Auth), false
+		}
+		return "ok " + r.Scheme, false
 	case jute.OpWhoAmI:
 		clients := []jute.ClientInfo{{AuthScheme: "ip", User: remoteIP(l.nc)}}
-		for _, a := range l.auth {
-			clients = append(clients, jute.ClientInfo{AuthScheme: a.scheme, User: a.user})
+		if sess, ok := s.core.sessions[c.session]; ok {
+			for _, id := range sess.auth.digests {
+				user, _, _ := strings.Cut(id, ":")
+				clients = append(clients, jute.ClientInfo{AuthScheme: "digest", User: user})
+			}
 		}
 		w.frame = replyFrame(w.xid, s.core.zxid, 0, func(e *jute.Encoder) {
 			jute.EncodeResponse(e, jute.OpWhoAmI, &jute.Response{Clients: clients})
@@ -889,12 +899,6 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 	return "error unimplemented; closing", true
 }
 
-func digestID(auth []byte) string {
-	user, _, _ := strings.Cut(string(auth), ":")
-	sum := sha1.Sum(auth)
-	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
-}
-
 func remoteIP(nc net.Conn) string {
 	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		return a.IP.String()
@@ -909,6 +913,12 @@ func (s *Server) deliverWire(c *Conn, it outItem) {
 	case it.hangUp:
 		s.record(c, "disconnect", "server closed the connection")
 		s.sever(c)
+		return
+	case it.drop:
+		l := c.link
+		s.record(c, "disconnect", "the connection dropped: its server s%d stopped or stopped serving", l.member)
+		s.sever(c)
+		l.abort() // what was queued for it is lost, as with a killed server
 		return
 	case it.call != nil:
 		frame = it.call.wire.frame
@@ -931,7 +941,7 @@ func (s *Server) deliverWire(c *Conn, it outItem) {
 }
 
 // ClientOf returns the ClientID of the client whose current session is sessionID (a *Conn or a wire client),
-// or 0 if there is none. Steps name wire clients by it, e.g. Do(Step{Disconnect, srv.ClientOf(conn.SessionID())}).
+// or 0 if there is none. Steps name wire clients by it, e.g. Do(Step{Kind: Disconnect, Client: srv.ClientOf(conn.SessionID())}).
 func (s *Server) ClientOf(sessionID int64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,6 +3,7 @@ package model_test
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // itself, as it does with a real server.
 func TestWireConformance(t *testing.T) {
 	t.Run("in-process", func(t *testing.T) {
-		srv := model.NewServer()
+		srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
 		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 			conn, events, err := model.ConnectZK(srv, timeout)
@@ -34,24 +35,39 @@ func TestWireConformance(t *testing.T) {
 		conformance.Run(t, target)
 	})
 	t.Run("tcp", func(t *testing.T) {
-		srv := model.NewServer()
+		srv := model.NewServer(model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
-		addr, err := srv.Listen("127.0.0.1:0")
+		addrs, err := srv.ListenEnsemble(3)
 		if err != nil {
 			t.Fatal(err)
 		}
 		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
-			return dialTCP(t, addr, timeout)
+			return dialTCP(t, addrs, timeout)
 		})
-		target.ConnectWatch = rawTarget([]string{addr}, nil)
+		target.ConnectWatch = rawTarget(addrs, nil)
+		conformance.Run(t, target)
+	})
+	t.Run("ttl", func(t *testing.T) {
+		// The TTL rules, on a server with extended types and a 100 ms container check interval.
+		srv := model.NewServer(model.WithExtendedTypes(), model.WithContainerCheckInterval(100*time.Millisecond))
+		t.Cleanup(func() { _ = srv.Close() })
+		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+			conn, events, err := model.ConnectZK(srv, timeout)
+			if err != nil {
+				t.Fatalf("connect to the model: %v", err)
+			}
+			return conn, events
+		})
+		target.ExtendedTypes, target.ContainerCheckInterval, target.Only = true, 100*time.Millisecond, []string{"ttl/"}
 		conformance.Run(t, target)
 	})
 }
 
 // dialTCP connects go-zookeeper to addr and waits (bounded) for its session.
-func dialTCP(t *testing.T, addr string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+func dialTCP(t *testing.T, addrs []string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	conn, events, err := zk.Connect([]string{addr}, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+	addr := strings.Join(addrs, ",")
+	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
 	if err != nil {
 		t.Fatalf("connect to %s: %v", addr, err)
 	}
@@ -100,5 +116,9 @@ func wireTarget(srv *model.Server, connect func(*testing.T, time.Duration) (*zk.
 				t.Fatalf("sever the wire client of session %#x: %v", c.SessionID(), err)
 			}
 		},
+		Ensemble:               ensembleHook(srv),
+		SuperUser:              conformanceSuperUser,
+		ContainerCheckInterval: model.DefaultContainerCheckInterval * time.Millisecond,
+		Advance:                func(t *testing.T, d time.Duration) { srv.Advance(d) },
 	}
 }

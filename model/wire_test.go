@@ -235,9 +235,9 @@ func TestWireCloseAndListen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1, _ := dialTCP(t, a1, 10*time.Second)
+	c1, _ := dialTCP(t, []string{a1}, 10*time.Second)
 	defer c1.Close()
-	c2, ev2 := dialTCP(t, a2, 10*time.Second)
+	c2, ev2 := dialTCP(t, []string{a2}, 10*time.Second)
 	defer c2.Close()
 	if _, err := c1.Create("/x", nil, 0, openACL); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 package realzk
 
 import (
+	"context"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,7 +17,8 @@ import (
 // every server through proxies of its own, so Sever cuts its connection
 // alone and it reconnects at once to the next server (go-zookeeper waits
 // 1 s only when it wraps around its address list), and Expire partitions it
-// until the ensemble has expired its session.
+// until the ensemble has expired its session. The ensemble rules kill and
+// restart servers of the shared ensemble (Kill, Restart).
 func TestConformance(t *testing.T) {
 	env := newSuiteEnv(t)
 	conformance.Run(t, conformance.Target{
@@ -41,5 +45,86 @@ func TestConformance(t *testing.T) {
 			}
 			return rawzk.ZK{C: c, Timeout: 20 * time.Second}, events
 		},
+		SuperUser: superUserOf(env.ensemble),
+		Ensemble: &conformance.Ensemble{
+			Servers:  env.ensemble.Servers(),
+			ServerOf: func(t *testing.T, conn conformance.Conn) int { return env.serverOf(t, conn) },
+			Stop: func(t *testing.T, i int) {
+				if err := env.ensemble.Kill(i); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Start: func(t *testing.T, i int) {
+				// Not testContext: the rule restarts servers from its cleanups too, when t's own
+				// context is already done.
+				ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+				defer cancel()
+				if err := env.ensemble.Restart(ctx, i); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Wait: func(t *testing.T, d time.Duration) { time.Sleep(d) },
+		},
+	})
+}
+
+// superUserOf is SharedSuperUser on the ensemble Shared started, and none on one named by ZK_SERVERS.
+func superUserOf(e *Ensemble) string {
+	if e.Harness() {
+		return SharedSuperUser
+	}
+	return ""
+}
+
+// serverOf returns the server a session's client is connected to, through
+// which of its proxies it is.
+func (e *suiteEnv) serverOf(t *testing.T, conn conformance.Conn) int {
+	t.Helper()
+	s := e.session(t, conn)
+	for _, p := range s.proxies {
+		if p.Addr() == s.conn.Server() {
+			if i := slices.Index(e.ensemble.Addrs(), p.Target()); i >= 0 {
+				return i
+			}
+		}
+	}
+	t.Fatalf("session %#x is on %s, none of its proxies", s.conn.SessionID(), s.conn.Server())
+	return -1
+}
+
+// ttlCheckInterval is the container check interval of TestConformanceTTL's server: short, so that the rules'
+// waits (a few intervals each) stay short.
+const ttlCheckInterval = 100 * time.Millisecond
+
+// TestConformanceTTL runs the TTL and container rules on a 1-server ensemble of its own (never ZK_SERVERS:
+// it needs zookeeper.extendedTypesEnabled=true and a short znode.container.checkIntervalMs, both Java system
+// properties). Advance sleeps: the server's container manager runs on its wall clock.
+func TestConformanceTTL(t *testing.T) {
+	e := startForTest(t, Config{Servers: 1, SystemProperties: map[string]string{
+		"zookeeper.extendedTypesEnabled":  "true",
+		"znode.container.checkIntervalMs": strconv.FormatInt(ttlCheckInterval.Milliseconds(), 10),
+	}})
+	conformance.Run(t, conformance.Target{
+		Connect: func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
+			t.Helper()
+			conn, events, err := zk.Connect(e.Addrs(), sessionTimeout, zk.WithLogInfo(false), zk.WithLogger(testLogger{t}))
+			if err != nil {
+				t.Fatalf("connect to %v: %v", e.Addrs(), err)
+			}
+			// Wait for the session without reading events: the suite checks them.
+			deadline := time.Now().Add(20 * time.Second)
+			for conn.State() != zk.StateHasSession {
+				if time.Now().After(deadline) {
+					conn.Close()
+					t.Fatalf("no session from %v after 20s (state %s)", e.Addrs(), conn.State())
+				}
+				time.Sleep(time.Millisecond)
+			}
+			return conn, events
+		},
+		ExtendedTypes:          true,
+		ContainerCheckInterval: ttlCheckInterval,
+		Advance:                func(t *testing.T, d time.Duration) { time.Sleep(d) },
+		Only:                   []string{"ttl/", "container/"},
 	})
 }

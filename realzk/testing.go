@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // StartTimeout bounds how long the test helpers wait for an ensemble to
@@ -36,6 +39,12 @@ func ForTestWith(t testing.TB, cfg Config) *Ensemble {
 	if addrs != nil {
 		cfg.Addrs = addrs
 	}
+	return startForTest(t, cfg)
+}
+
+// startForTest starts the ensemble cfg describes for t, as ForTestWith does but without looking at ZK_SERVERS.
+func startForTest(t testing.TB, cfg Config) *Ensemble {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
 	e, err := Start(ctx, cfg)
@@ -60,7 +69,23 @@ var shared struct {
 	err      error
 }
 
-// Shared returns the process-wide ensemble (3 servers, default Config, or
+// SharedSuperUser is "user:password" of the super user of the ensemble Shared starts (not of one named by
+// ZK_SERVERS, whose super user, if any, the harness cannot know).
+const SharedSuperUser = "super:realzk-super-secret"
+
+// SuperDigestProperty is the Java system property that gives a ZooKeeper server its super user, as a digest
+// (see SuperDigest).
+const SuperDigestProperty = "zookeeper.DigestAuthenticationProvider.superDigest"
+
+// SuperDigest returns the digest identity of userPassword ("user:password"):
+// user:base64(sha1(user:password)), the value SuperDigestProperty wants.
+func SuperDigest(userPassword string) string {
+	user, password, _ := strings.Cut(userPassword, ":")
+	return zk.DigestACL(zk.PermAll, user, password)[0].ID
+}
+
+// Shared returns the process-wide ensemble (3 servers, default Config but for
+// the super user SharedSuperUser, or
 // ZK_SERVERS when set), starting it on first use, so the tests of a package
 // share one ensemble. Each call first heals it (restarts servers an earlier
 // test killed and waits for a quorum), so a test may Kill servers and leave
@@ -78,7 +103,7 @@ func Shared(t testing.TB) *Ensemble {
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
 	if shared.ensemble == nil {
-		var cfg Config
+		cfg := Config{SystemProperties: map[string]string{SuperDigestProperty: SuperDigest(SharedSuperUser)}}
 		cfg.Addrs, shared.err = FromEnv()
 		if shared.err == nil {
 			shared.ensemble, shared.err = Start(ctx, cfg)

@@ -30,7 +30,7 @@ func (quietLogger) Printf(string, ...any) {}
 // client through all of them and waits for its session. The client and the
 // proxies close when the test ends. onEvent, when set, sees every event the
 // client receives (zk.WithEventCallback).
-func newProxiedSession(t testing.TB, e *Ensemble, sessionTimeout time.Duration, onEvent zk.EventCallback) *proxiedSession {
+func newProxiedSession(t testing.TB, e interface{ Addrs() []string }, sessionTimeout time.Duration, onEvent zk.EventCallback) *proxiedSession {
 	t.Helper()
 	s := &proxiedSession{}
 	var addrs []string

@@ -80,7 +80,7 @@ type validation struct {
 // validationRun is the state of one scenario's run.
 type validationRun struct {
 	t        *testing.T
-	ensemble *Ensemble
+	ensemble validationServers
 	observer *zk.Conn // a client outside the contention, for looking on
 	dir      string   // the lock's path
 	history  *check.History
@@ -152,8 +152,20 @@ type severOutcome struct {
 	createErr error
 }
 
-func runValidation(t *testing.T, v validation) {
-	e := Shared(t)
+// validationServers is what a validation run needs of the servers it runs on: the real ensemble
+// (*Ensemble) or the model's emulated one (modelEnsemble, validate_model_test.go).
+type validationServers interface {
+	Addrs() []string
+	Leader(ctx context.Context) (int, error)
+	Kill(i int) error
+	Restart(ctx context.Context, i int) error
+	Heal(ctx context.Context) error
+}
+
+func runValidation(t *testing.T, v validation) { runValidationOn(t, Shared(t), v) }
+
+// runValidationOn runs the scenario on the given servers.
+func runValidationOn(t *testing.T, e validationServers, v validation) {
 	ctx := testContext(t, 2*time.Minute)
 	observer := quietClient(t, e.Addrs())
 	r := &validationRun{

@@ -53,18 +53,35 @@
 // go-zookeeper reconnects on its own, and after an expiry it silently opens a new
 // session on the same *zk.Conn: the old session's ephemeral node is gone, but calls
 // keep working. Comparing SessionID() at chosen moments would leave gaps between them,
-// so the lock instead keeps an exists watch on its own node from creation to release.
-// When the session expires, go-zookeeper (and the model) sends EventNotWatching with
-// zk.ErrSessionExpired to every watch; if anyone deletes the node, the watch gets
-// NodeDeleted. Either event closes Lost() while holding, or ends Lock with ErrLost
-// while waiting. The exists call that sets this watch also yields the node's owner
-// session, checked against SessionID() to reject a node left by a session that has
-// just expired, and its czxid, the fencing token.
+// so the lock relies on watches. While waiting, the watch on the predecessor serves:
+// when the session expires, go-zookeeper (and the model) sends EventNotWatching with
+// zk.ErrSessionExpired to every watch, and Lock ends with ErrLost. While holding, the
+// first call of Lost() sets an exists watch on the own node, in the background, kept
+// until release: if anyone deletes the node the watch gets NodeDeleted, on expiry
+// EventNotWatching, and either closes Lost(). The exists reply also yields the node's
+// owner session, checked against SessionID(): a node left by a session that has just
+// expired closes Lost() at once. A holder that never asks for Lost() does not pay for
+// the watch.
 //
-// The token is the czxid of the holder's own node: a zxid is a 64-bit, ensemble-wide,
-// monotonic transaction id. A later holder's node was created after the earlier
-// holder's (otherwise it would have come first in the queue), so its czxid is larger.
-// The sequence suffix would not do: it is an int32 that wraps, and it is per parent.
+// # Requests per acquisition
+//
+// An uncontended acquisition and release take 3 requests (create, list, delete); a
+// contended one 5 (create, list, exists on the predecessor, list again after its
+// deletion, delete) — the floor for a lock that watches its predecessor and re-lists
+// rather than assuming. Lost() adds one exists per hold. After the predecessor's
+// deletion only one read (the list) stands between the notification and the hold.
+//
+// # The fencing token
+//
+// The token is the lock directory's pzxid in the listing that found the own node
+// first: the zxid of the latest creation or deletion of a child, a 64-bit,
+// ensemble-wide, monotonic transaction id. That listing shows the own node, so it was
+// read before the node's deletion, and the next holder's deciding listing no longer
+// shows it, so its pzxid is at least that deletion's zxid: each holder's token is
+// larger than the one before, across expiries, and across a deleted and recreated
+// directory. It costs no request beyond the listing the lock makes anyway. The
+// sequence suffix would not do: it is an int32 that wraps, and it restarts with the
+// directory.
 //
 // By default Lost() closes only when the session is known to be gone. A disconnected
 // holder cannot tell whether its session will survive: other processes may take the

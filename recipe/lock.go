@@ -75,12 +75,13 @@ type Lock struct {
 
 // hold is one acquisition: the own node, its fencing token, and the loss signal.
 type hold struct {
-	node     string
-	token    int64
-	acquired chan struct{} // closed once the lock is held
-	done     chan struct{} // closed when the hold ends (released or abandoned)
-	lost     chan struct{}
-	lostOnce sync.Once
+	node      string
+	token     int64
+	acquired  chan struct{} // closed once the lock is held
+	done      chan struct{} // closed when the hold ends (released or abandoned)
+	lost      chan struct{}
+	lostOnce  sync.Once
+	watchOnce sync.Once // starts followOwn, at the first Lost() of the hold
 }
 
 func (h *hold) markLost() { h.lostOnce.Do(func() { close(h.lost) }) }
@@ -137,21 +138,14 @@ func (l *Lock) acquire(ctx context.Context) (*hold, error) {
 	if err != nil {
 		return fail(err)
 	}
-	// Watch the own node for the whole hold: it fires when the session expires.
 	h.node = node
-	stat, ownEvents, err := l.watchOwn(ctx, node)
-	if err != nil {
-		return fail(err)
-	}
-	h.token = stat.Czxid
-	go h.followOwn(l.conn, ownEvents)
 	if l.sessionEvents != nil {
 		go h.followSession(l.sessionEvents)
 	}
 	var retry retrier
 	for {
 		// Step 2: list without a watch and find the immediate predecessor.
-		pred, err := l.predecessor(ctx, id, node)
+		pred, pzxid, err := l.predecessor(ctx, id, node)
 		if transient(err) && !isClosed(h.lost) {
 			if err := retry.pause(ctx, err); err != nil {
 				return fail(err)
@@ -161,6 +155,7 @@ func (l *Lock) acquire(ctx context.Context) (*hold, error) {
 			return fail(err)
 		}
 		if pred == "" {
+			h.token = pzxid
 			close(h.acquired)
 			return h, nil
 		}
@@ -228,7 +223,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 }
 
 // Token returns the fencing token of the current hold, or 0 when not held: the
-// creation zxid of the own node, which strictly increases from holder to holder.
+// lock directory's pzxid in the listing that found the own node first, which strictly
+// increases from holder to holder (see the package documentation).
 func (l *Lock) Token() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -240,13 +236,18 @@ func (l *Lock) Token() int64 {
 
 // Lost returns a channel closed when the holder can no longer be sure it holds the lock.
 // When the lock is not held it returns an already closed channel.
+//
+// The first call of a hold sets an exists watch on the own node (one request, sent in
+// the background): a holder that never asks for Lost() does not pay for it.
 func (l *Lock) Lost() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hold == nil {
 		return closed
 	}
-	return l.hold.lost
+	h := l.hold
+	h.watchOnce.Do(func() { go h.followOwn(l.conn) })
+	return h.lost
 }
 
 // Path returns the full path of the own lock node, or "" when not held.

@@ -327,7 +327,6 @@ func TestSequenceWrap(t *testing.T) {
 			continue
 		}
 		// The waiter is queued once it watches its predecessor, which must be the node before it.
-		spies[i].waitCall(t, "exists ") // its own node
 		pred := spies[i].waitCall(t, "exists ")
 		if pred != "exists "+nodes[i-1] {
 			t.Fatalf("waiter %d watches %s, want its predecessor %s", i, pred, nodes[i-1])

@@ -85,39 +85,20 @@ func (l *Lock) createParents(ctx context.Context) error {
 	return nil
 }
 
-// watchOwn sets the watch on the own node that reports the loss of the session, and
-// checks that the node belongs to the connection's current session.
-func (l *Lock) watchOwn(ctx context.Context, node string) (*zk.Stat, <-chan zk.Event, error) {
-	var retry retrier
-	for {
-		r, err := call(ctx, func() (exists, error) { return existsW(l.conn, node) })
-		if transient(err) {
-			if err = retry.pause(ctx, err); err == nil {
-				continue
-			}
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("watch own node %s: %w", node, err)
-		}
-		if !r.ok {
-			return nil, nil, fmt.Errorf("own node %s vanished: %w", node, ErrLost)
-		}
-		if owner, now := r.stat.EphemeralOwner, l.conn.SessionID(); owner != now {
-			return nil, nil, fmt.Errorf("own node %s belongs to session %#x, the connection now has session %#x: %w",
-				node, owner, now, ErrLost)
-		}
-		return r.stat, r.events, nil
-	}
-}
-
 // predecessor lists the lock directory without a watch (step 2) and returns the lock
-// node immediately before the own node, or "" when the own node is first. It ignores
-// children that are not lock nodes and deletes stray nodes carrying the own id.
-func (l *Lock) predecessor(ctx context.Context, id, node string) (string, error) {
-	names, err := call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
-	if err != nil {
-		return "", fmt.Errorf("list %s: %w", l.dir, err)
+// node immediately before the own node, or "" when the own node is first, and the
+// directory's pzxid in that listing (the fencing token when the own node is first). It
+// ignores children that are not lock nodes and deletes stray nodes carrying the own id.
+func (l *Lock) predecessor(ctx context.Context, id, node string) (string, int64, error) {
+	type listing struct {
+		names []string
+		stat  *zk.Stat
 	}
+	r, err := call(ctx, func() (listing, error) { c, st, err := l.conn.Children(l.dir); return listing{c, st}, err })
+	if err != nil {
+		return "", 0, fmt.Errorf("list %s: %w", l.dir, err)
+	}
+	names := r.names
 	own := node[len(l.dir)+1:]
 	_, ownSeq, _ := parseNode(own)
 	found, pred, predSeq := false, "", int32(0)
@@ -130,16 +111,19 @@ func (l *Lock) predecessor(ctx context.Context, id, node string) (string, error)
 		case nodeID == id: // a duplicate left by a lost create reply: ours, so delete it
 			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(l.dir+"/"+name, -1) })
 			if err != nil && !errors.Is(err, zk.ErrNoNode) {
-				return "", fmt.Errorf("delete duplicate lock node %s: %w", name, err)
+				return "", 0, fmt.Errorf("delete duplicate lock node %s: %w", name, err)
 			}
 		case before(seq, ownSeq) && (pred == "" || before(predSeq, seq)):
 			pred, predSeq = name, seq
 		}
 	}
 	if !found {
-		return "", fmt.Errorf("own node %s is no longer listed: %w", node, ErrLost)
+		return "", 0, fmt.Errorf("own node %s is no longer listed: %w", node, ErrLost)
 	}
-	return pred, nil
+	if r.stat == nil {
+		return "", 0, fmt.Errorf("list %s: the reply has no stat", l.dir)
+	}
+	return pred, r.stat.Pzxid, nil
 }
 
 // cleanup deletes every node carrying id, with a fresh bounded context, once no
@@ -183,22 +167,41 @@ again:
 	return nil
 }
 
-// followOwn marks the hold lost when the own-node watch fires for anything but a data
-// change (deleted, or not watching any more because the session expired or closed).
-func (h *hold) followOwn(conn Conn, events <-chan zk.Event) {
-	for {
+// followOwn keeps an exists watch on the own node while the lock is held, and marks
+// the hold lost when the node is gone, belongs to another session than the
+// connection's (an expiry after which go-zookeeper opened a new one), or the watch
+// fires for anything but a data change (deleted, or not watching any more because the
+// session expired or closed). Transient failures are retried; others err on the safe
+// side: lost.
+func (h *hold) followOwn(conn Conn) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
 		select {
-		case ev, ok := <-events:
+		case <-h.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var retry retrier
+	for {
+		r, err := call(ctx, func() (exists, error) { return existsW(conn, h.node) })
+		if transient(err) {
+			if retry.pause(ctx, err) == nil {
+				continue
+			}
+		}
+		if err != nil || !r.ok || r.stat.EphemeralOwner != conn.SessionID() {
+			h.markLost()
+			return
+		}
+		retry = retrier{}
+		select {
+		case ev, ok := <-r.events:
 			if !ok || ev.Type != zk.EventNodeDataChanged {
 				h.markLost()
 				return
 			}
-			r, err := existsW(conn, h.node) // a failure here errs on the safe side: lost
-			if err != nil || !r.ok {
-				h.markLost()
-				return
-			}
-			events = r.events
 		case <-h.done:
 			h.markLost()
 			return

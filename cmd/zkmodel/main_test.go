@@ -146,6 +146,9 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"serve", "-nope"}, "flag provided but not defined: -nope"},
 		{[]string{"serve", "extra"}, `unexpected argument "extra"`},
 		{[]string{"serve", "-addr", "256.0.0.1:0"}, "-addr 256.0.0.1:0"},
+		{[]string{"serve", "-super-digest", "super:secret"}, `-super-digest "super:secret": want user:base64(sha1(user:password))`},
+		{[]string{"serve", "-super-digest", ":" + zk.DigestACL(zk.PermAll, "super", "secret")[0].ID[6:]}, "want user:base64"},
+		{[]string{"serve", "-container-check-interval", "0s"}, "-container-check-interval 0s: want at least 1ms"},
 	} {
 		var stdout, stderr strings.Builder
 		err := run(context.Background(), tc.args, &stdout, &stderr)
@@ -209,6 +212,34 @@ func TestPortInUse(t *testing.T) {
 
 // The control endpoint lists, severs and expires a real client's session
 // and moves the clock.
+// TestServeOptions: the super user, TTL nodes and the container manager's interval reach the model.
+func TestServeOptions(t *testing.T) {
+	digest := zk.DigestACL(zk.PermAll, "super", "secret")[0].ID
+	s := serveInProcess(t, "-addr", "127.0.0.1:0", "-super-digest", digest, "-extended-types", "-container-check-interval", "1s")
+	conn, _ := connect(t, s.Addr)
+	if _, err := conn.Create("/private", []byte("x"), 0, zk.DigestACL(zk.PermAll, "owner", "pw")); err != nil {
+		t.Fatalf("create /private: %v", err)
+	}
+	if _, _, err := conn.Get("/private"); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("get /private without auth: %v, want zk.ErrNoAuth", err)
+	}
+	if err := conn.AddAuth("digest", []byte("super:secret")); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := conn.Get("/private"); err != nil || string(data) != "x" {
+		t.Fatalf("get /private as super: %q, %v", data, err)
+	}
+	if _, err := conn.CreateTTL("/ttl", nil, zk.FlagTTL, zk.WorldACL(zk.PermAll), time.Second); err != nil {
+		t.Fatalf("CreateTTL with -extended-types: %v", err)
+	}
+	if code, body := call(t, "POST", s.Control+"/advance?by=3s"); code != http.StatusOK {
+		t.Fatalf("POST /advance: %d %s", code, body)
+	}
+	if ok, _, err := conn.Exists("/ttl"); err != nil || ok {
+		t.Fatalf("exists /ttl 3 s after its 1 s TTL, with passes every 1 s: %v, %v; want gone", ok, err)
+	}
+}
+
 func TestControl(t *testing.T) {
 	s := serveInProcess(t, "-addr", "127.0.0.1:0", "-control", "127.0.0.1:0", "-seed", "7", "-tick", "100ms")
 	if s.Seed != 7 || s.Tick != "100ms" || !strings.HasPrefix(s.Control, "http://127.0.0.1:") {

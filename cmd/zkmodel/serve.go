@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -17,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -29,21 +32,33 @@ type options struct {
 	control string
 	seed    int64
 	tick    time.Duration
+
+	superDigest       string        // -super-digest: the super user, user:base64(sha1(user:password))
+	extendedTypes     bool          // -extended-types: TTL nodes allowed
+	containerInterval time.Duration // -container-check-interval: the container manager's period
 }
 
-const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
+const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
+                     [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
 
 Serves the deterministic in-memory ZooKeeper 3.8 on -addr to clients in any
-language, and a control endpoint on -control (HTTP):
+language, and a control endpoint on -control (HTTP). Several comma-separated
+addresses make an emulated ensemble: one state, one server per address
+(server 0, 1, …), each of which can be stopped and started.
 
   GET  /sessions             live sessions (JSON)
   POST /expire?session=0x…   expire a session
   POST /drop?session=0x…     sever a session's TCP connections
   POST /advance?by=5s        move the virtual clock forward
   GET  /dump                 the whole state as text
+  GET  /servers              each server's address and mode (JSON)
+  POST /stop?server=1        stop server 1 as if killed: its connections close,
+                             its port refuses; without a majority none serves
+  POST /start?server=1       start it again on its port
 
-Prints {"addr":…,"control":…,"seed":…,"tick":…} on stdout once listening;
-stops on SIGINT/SIGTERM with exit status 0.
+Prints {"addr":…,"control":…,"seed":…,"tick":…} on stdout once listening
+("addr" is the connect string: the addresses, comma-separated); stops on
+SIGINT/SIGTERM with exit status 0.
 
 Flags:
 `
@@ -55,10 +70,13 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	var o options
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:2181", "`host:port` ZooKeeper clients connect to (port 0 picks a free one)")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:2181", "`host:port` ZooKeeper clients connect to (port 0 picks a free one); comma-separated for an ensemble")
 	fs.StringVar(&o.control, "control", "127.0.0.1:0", "`host:port` of the HTTP control endpoint (port 0 picks a free one)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the model (orders listings, derives session ids)")
 	fs.DurationVar(&o.tick, "tick", 2*time.Second, "ZooKeeper tickTime: session timeouts are clamped to [2, 20] ticks")
+	fs.StringVar(&o.superDigest, "super-digest", "", "the super user as `user:base64(sha1(user:password))`, as zookeeper.DigestAuthenticationProvider.superDigest (empty: none)")
+	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
+	fs.DurationVar(&o.containerInterval, "container-check-interval", time.Minute, "how often the container manager deletes empty containers and expired TTL nodes (virtual time), as znode.container.checkIntervalMs")
 	usage := func() error {
 		fmt.Fprint(stdout, usageText)
 		fs.SetOutput(stdout)
@@ -80,15 +98,34 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("%w: unexpected argument %q (zkmodel serve -h lists the flags)", errUsage, fs.Arg(0))
 	}
-	for _, a := range []struct{ flag, value string }{{"addr", o.addr}, {"control", o.control}} {
-		if err := checkAddr(a.value); err != nil {
-			return o, fmt.Errorf("%w: -%s %q: %v", errUsage, a.flag, a.value, err)
-		}
+	if err := checkAddrs(o.addr); err != nil {
+		return o, fmt.Errorf("%w: -addr %q: %v", errUsage, o.addr, err)
+	}
+	if err := checkAddr(o.control); err != nil {
+		return o, fmt.Errorf("%w: -control %q: %v", errUsage, o.control, err)
 	}
 	if o.tick < time.Millisecond {
 		return o, fmt.Errorf("%w: -tick %v: want at least 1ms", errUsage, o.tick)
 	}
+	if o.containerInterval < time.Millisecond {
+		return o, fmt.Errorf("%w: -container-check-interval %v: want at least 1ms", errUsage, o.containerInterval)
+	}
+	if err := checkDigest(o.superDigest); err != nil {
+		return o, fmt.Errorf("%w: -super-digest %q: %v", errUsage, o.superDigest, err)
+	}
 	return o, nil
+}
+
+// checkDigest reports what is wrong with a super digest: empty, or user:base64 of a 20-byte SHA-1.
+func checkDigest(d string) error {
+	if d == "" {
+		return nil
+	}
+	user, hash, ok := strings.Cut(d, ":")
+	if raw, err := base64.StdEncoding.DecodeString(hash); !ok || user == "" || err != nil || len(raw) != sha1.Size {
+		return fmt.Errorf("want user:base64(sha1(user:password)), e.g. %s for super:secret", zk.DigestACL(zk.PermAll, "super", "secret")[0].ID)
+	}
+	return nil
 }
 
 // checkAddr reports what is wrong with a host:port to listen on.
@@ -102,6 +139,23 @@ func checkAddr(addr string) error {
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return fmt.Errorf("port %q: want a number from 0 to 65535", port)
+	}
+	return nil
+}
+
+// checkAddrs reports what is wrong with -addr's comma-separated list.
+func checkAddrs(list string) error {
+	addrs := strings.Split(list, ",")
+	for i, a := range addrs {
+		if err := checkAddr(a); err != nil {
+			if len(addrs) > 1 {
+				return fmt.Errorf("address %d, %q: %v", i+1, a, err)
+			}
+			return err
+		}
+		if _, port, _ := net.SplitHostPort(a); port != "0" && slices.Index(addrs, a) != i {
+			return fmt.Errorf("%s is given twice: give each server its own port", a)
+		}
 	}
 	return nil
 }
@@ -137,37 +191,58 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	clients, err := listen("addr", o.addr)
-	if err != nil {
-		return err
+	var clients []net.Listener
+	closeClients := func() {
+		for _, l := range clients {
+			l.Close()
+		}
+	}
+	for _, a := range strings.Split(o.addr, ",") {
+		l, err := listen("addr", a)
+		if err != nil {
+			closeClients()
+			return err
+		}
+		clients = append(clients, l)
 	}
 	control, err := listen("control", o.control)
 	if err != nil {
-		clients.Close()
+		closeClients()
 		return err
 	}
-	srv := model.NewServer(model.WithSeed(o.seed), model.WithTickTime(o.tick))
-	backend, err := srv.Listen("127.0.0.1:0")
+	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
+		model.WithContainerCheckInterval(o.containerInterval)}
+	if o.superDigest != "" {
+		opts = append(opts, model.WithSuperDigest(o.superDigest))
+	}
+	if o.extendedTypes {
+		opts = append(opts, model.WithExtendedTypes())
+	}
+	srv := model.NewServer(opts...)
+	backends, err := srv.ListenEnsemble(len(clients))
 	if err != nil {
-		clients.Close()
+		closeClients()
 		control.Close()
 		return fmt.Errorf("start the model's wire server: %w", err)
 	}
+	addrs := make([]string, len(clients))
+	for i, l := range clients {
+		addrs[i] = l.Addr().String()
+	}
 	line, _ := json.Marshal(startupLine{ // cannot fail: strings and a number
-		Addr:    clients.Addr().String(),
+		Addr:    strings.Join(addrs, ","),
 		Control: "http://" + control.Addr().String(),
 		Seed:    o.seed,
 		Tick:    o.tick.String(),
 	})
-	g := newGateway(srv, backend)
+	g := newGateway(srv, backends, stderr)
 	httpSrv := &http.Server{Handler: g.controlHandler(), ReadHeaderTimeout: 10 * time.Second}
 
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		g.serve(clients, stderr)
-	}()
+	for i, l := range clients {
+		g.startServing(i, l)
+	}
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		if err := httpSrv.Serve(control); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -177,7 +252,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s\n", line)
 
 	<-ctx.Done()
-	clients.Close()
+	g.closeListeners()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
@@ -192,16 +267,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // gateway carries each client's TCP connection to the model's wire server
-// (listening on an internal loopback port) and knows which session each one
-// carries, so that /drop can sever it as a network fault would.
+// (listening on an internal loopback port per server of the ensemble) and
+// knows which session each one carries, so that /drop can sever it as a
+// network fault would.
 type gateway struct {
-	srv     *model.Server
-	backend string // the wire server's address
+	srv      *model.Server
+	backends []string // the wire server's address for each server
+	stderr   io.Writer
 
-	mu     sync.Mutex
-	links  map[*link]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	mu        sync.Mutex
+	links     map[*link]struct{}
+	listeners []net.Listener // each server's client-facing listener; nil while it is stopped
+	addrs     []string       // their addresses, to listen on again after a stop
+	closed    bool
+	wg        sync.WaitGroup
 }
 
 // link is one client connection and its end at the model.
@@ -210,24 +289,48 @@ type link struct {
 	session       int64 // 0 until the model's ConnectResponse has gone by
 }
 
-func newGateway(srv *model.Server, backend string) *gateway {
-	return &gateway{srv: srv, backend: backend, links: map[*link]struct{}{}}
+func newGateway(srv *model.Server, backends []string, stderr io.Writer) *gateway {
+	return &gateway{srv: srv, backends: backends, stderr: stderr, links: map[*link]struct{}{},
+		listeners: make([]net.Listener, len(backends)), addrs: make([]string, len(backends))}
 }
 
-// serve accepts client connections until l is closed.
-func (g *gateway) serve(l net.Listener, stderr io.Writer) {
+// startServing serves server i's clients on l until l is closed.
+func (g *gateway) startServing(i int, l net.Listener) {
+	g.mu.Lock()
+	g.listeners[i], g.addrs[i] = l, l.Addr().String()
+	g.wg.Add(1)
+	g.mu.Unlock()
+	go func() {
+		defer g.wg.Done()
+		g.serve(i, l)
+	}()
+}
+
+// closeListeners stops accepting clients on every server.
+func (g *gateway) closeListeners() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, l := range g.listeners {
+		if l != nil {
+			l.Close()
+			g.listeners[i] = nil
+		}
+	}
+}
+
+// serve accepts server i's client connections until l is closed.
+func (g *gateway) serve(i int, l net.Listener) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) {
-				fmt.Fprintln(stderr, "zkmodel: accept:", err)
+				fmt.Fprintln(g.stderr, "zkmodel: accept:", err)
 			}
 			return
 		}
-		m, err := net.DialTimeout("tcp", g.backend, 10*time.Second)
+		m, err := net.DialTimeout("tcp", g.backends[i], 10*time.Second)
 		if err != nil {
-			fmt.Fprintln(stderr, "zkmodel: connect to the model:", err)
-			c.Close()
+			c.Close() // the server stopped meanwhile: the client sees its connection close
 			continue
 		}
 		lk := &link{client: c, model: m}
@@ -438,6 +541,31 @@ func (g *gateway) controlHandler() http.Handler {
 		}
 		writeJSON(w, map[string]any{"ok": true, "session": fmt.Sprintf("%#x", id), "dropped": n})
 	})
+	mux.HandleFunc("GET /servers", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, g.servers())
+	})
+	mux.HandleFunc("POST /stop", func(w http.ResponseWriter, r *http.Request) {
+		i, ok := g.serverParam(w, r)
+		if !ok {
+			return
+		}
+		if err := g.stop(i); err != nil {
+			http.Error(w, "zkmodel: "+err.Error(), http.StatusConflict)
+			return
+		}
+		writeJSON(w, map[string]any{"ok": true, "servers": g.servers()})
+	})
+	mux.HandleFunc("POST /start", func(w http.ResponseWriter, r *http.Request) {
+		i, ok := g.serverParam(w, r)
+		if !ok {
+			return
+		}
+		if err := g.start(i); err != nil {
+			http.Error(w, "zkmodel: "+err.Error(), http.StatusConflict)
+			return
+		}
+		writeJSON(w, map[string]any{"ok": true, "servers": g.servers()})
+	})
 	mux.HandleFunc("POST /advance", func(w http.ResponseWriter, r *http.Request) {
 		by := r.URL.Query().Get("by")
 		d, err := time.ParseDuration(by)
@@ -475,4 +603,70 @@ func (g *gateway) liveSession(w http.ResponseWriter, r *http.Request) (int64, bo
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
+}
+
+// serverInfo is one entry of GET /servers.
+type serverInfo struct {
+	Server int    `json:"server"`
+	Addr   string `json:"addr"`
+	Mode   string `json:"mode"` // leader, follower, standalone, not serving, stopped
+}
+
+func (g *gateway) servers() []serverInfo {
+	g.mu.Lock()
+	addrs := slices.Clone(g.addrs)
+	g.mu.Unlock()
+	out := make([]serverInfo, len(addrs))
+	for i, a := range addrs {
+		mode, _ := g.srv.Mode(i) // i is in range
+		out[i] = serverInfo{Server: i, Addr: a, Mode: mode}
+	}
+	return out
+}
+
+// serverParam reads ?server=, answering the error itself when it names no server.
+func (g *gateway) serverParam(w http.ResponseWriter, r *http.Request) (int, bool) {
+	s := r.URL.Query().Get("server")
+	i, err := strconv.Atoi(s)
+	if err != nil || i < 0 || i >= len(g.backends) {
+		http.Error(w, fmt.Sprintf("zkmodel: server=%q: want a server number from 0 to %d (GET /servers lists them)", s, len(g.backends)-1), http.StatusBadRequest)
+		return 0, false
+	}
+	return i, true
+}
+
+// stop stops server i: the model drops its connections (the gateway's ends close with them) and its
+// client-facing port closes, so that clients see a refused connection as with a killed server.
+func (g *gateway) stop(i int) error {
+	if err := g.srv.StopServer(i); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	l := g.listeners[i]
+	g.listeners[i] = nil
+	g.mu.Unlock()
+	if l != nil {
+		l.Close()
+	}
+	return nil
+}
+
+// start listens on server i's client port again and starts it in the model.
+func (g *gateway) start(i int) error {
+	g.mu.Lock()
+	running, addr := g.listeners[i] != nil, g.addrs[i]
+	g.mu.Unlock()
+	if running {
+		return fmt.Errorf("server %d is running (POST /stop?server=%d stops it)", i, i)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server %d: listen on %s again: %w", i, addr, err)
+	}
+	if err := g.srv.StartServer(i); err != nil {
+		l.Close()
+		return err
+	}
+	g.startServing(i, l)
+	return nil
 }

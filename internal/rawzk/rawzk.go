@@ -591,6 +591,37 @@ func (c *Conn) Create(ctx context.Context, path string, data []byte, flags int32
 	return r.Path, err
 }
 
+// CreateContainer creates a container node (createContainer), as go-zookeeper's CreateContainer: flags must
+// be zk.FlagContainer.
+func (c *Conn) CreateContainer(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	if err := checkFlags(flags, flags == zk.FlagContainer, "CreateContainer requires container flag"); err != nil {
+		return "", err
+	}
+	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpCreateContainer}, Path: path, Data: data, Flags: flags, ACL: nonNil(acl)}, nil)
+	return r.Path, err
+}
+
+// CreateTTL creates a TTL node (createTTL), as go-zookeeper's CreateTTL: flags must be zk.FlagTTL or
+// zk.FlagPersistentSequentialWithTTL.
+func (c *Conn) CreateTTL(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL, ttl time.Duration) (string, error) {
+	if err := checkFlags(flags, flags == zk.FlagTTL || flags == zk.FlagPersistentSequentialWithTTL, "CreateTTL requires TTL flag"); err != nil {
+		return "", err
+	}
+	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpCreateTTL}, Path: path, Data: data, Flags: flags, ACL: nonNil(acl), TTL: ttl.Milliseconds()}, nil)
+	return r.Path, err
+}
+
+// checkFlags returns go-zookeeper's errors for a create mode it does not know, or one the call does not take.
+func checkFlags(flags int32, ok bool, wrong string) error {
+	switch {
+	case flags < zk.FlagPersistent || flags > zk.FlagPersistentSequentialWithTTL:
+		return fmt.Errorf("invalid flag value: [%v]", flags)
+	case !ok:
+		return fmt.Errorf("%s: %w", wrong, zk.ErrInvalidFlags)
+	}
+	return nil
+}
+
 // nonNil sends a nil ACL as go-zookeeper does: an empty vector, not a null one.
 func nonNil(acl []zk.ACL) []zk.ACL {
 	if acl == nil {
@@ -954,6 +985,20 @@ func (z ZK) Create(path string, data []byte, flags int32, acl []zk.ACL) (string,
 	ctx, cancel := z.ctx()
 	defer cancel()
 	return z.C.Create(ctx, path, data, flags, acl)
+}
+
+// CreateContainer is Conn.CreateContainer.
+func (z ZK) CreateContainer(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.CreateContainer(ctx, path, data, flags, acl)
+}
+
+// CreateTTL is Conn.CreateTTL.
+func (z ZK) CreateTTL(path string, data []byte, flags int32, acl []zk.ACL, ttl time.Duration) (string, error) {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.CreateTTL(ctx, path, data, flags, acl, ttl)
 }
 
 // Delete is Conn.Delete.

@@ -1,0 +1,67 @@
+package model
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// TestAuthOrder checks the order "auth" expands to against what ZooKeeper 3.8 returned for the same users
+// (measured: addAuth u1, u2, u1 gave u2, u1; alice, bob, carol, dave, eve gave carol, eve, alice, bob, dave).
+func TestAuthOrder(t *testing.T) {
+	for _, tc := range []struct{ add, want string }{
+		{"u1:p1 u2:p2 u1:p1", "u2 u1"},
+		{"alice:1 bob:2 carol:3 dave:4 eve:5", "carol eve alice bob dave"},
+	} {
+		c := newCore(1, 0)
+		sid := c.createSession(0)
+		for _, up := range strings.Fields(tc.add) {
+			if err := c.addAuth(sid, "digest", []byte(up)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var users []string
+		for _, id := range c.authOrder(sid) {
+			user, _, _ := strings.Cut(id, ":")
+			users = append(users, user)
+		}
+		if got := strings.Join(users, " "); got != tc.want {
+			t.Errorf("auth after %s expands to %s, want %s", tc.add, got, tc.want)
+		}
+	}
+}
+
+// TestFixupACLValidation checks the ids ZooKeeper 3.8 accepted and refused (measured).
+func TestFixupACLValidation(t *testing.T) {
+	ok := map[string]bool{
+		"digest:nocolon": false, "digest:user:": false, "digest::hash": true, "digest:a:b:c": false, "digest:": false,
+		"world:someone": false, "foo:bar": false, "super:": false, "x509:CN=a": false, "sasl:a": false,
+		"ip:127.0.0.0/8": true, "ip:127.0.0.1": true, "ip:127.0.0.1/33": false, "ip:127.0.0": false, "ip:::1": false,
+		"ip:256.0.0.1": false, "ip:1.2.3.4/x": false, "ip:+1.02.3.4/-0": true, "world:anyone": true,
+	}
+	c := newCore(1, 0)
+	sid := c.createSession(0)
+	for id, want := range ok {
+		scheme, rest, _ := strings.Cut(id, ":")
+		_, err := c.fixupACL(sid, []zk.ACL{{Perms: zk.PermAll, Scheme: scheme, ID: rest}})
+		if got := err == nil; got != want {
+			t.Errorf("fixupACL(%s) error %v, want accepted=%t", id, err, want)
+		}
+	}
+}
+
+func TestIPMatches(t *testing.T) {
+	for _, tc := range []struct {
+		ip, expr string
+		want     bool
+	}{
+		{"127.0.0.1", "127.0.0.0/8", true}, {"127.0.0.1", "10.0.0.0/8", false}, {"127.0.0.1", "127.0.0.1", true},
+		{"127.0.0.1", "0.0.0.0/0", true}, {"127.0.0.1", "127.0.0.2", false}, {"127.0.0.1", "127.0.0.3/31", false},
+		{"127.0.0.1", "127.0.0.0/31", true}, {"::1", "127.0.0.1", false},
+	} {
+		if got := ipMatches(tc.ip, tc.expr); got != tc.want {
+			t.Errorf("ipMatches(%s, %s) = %t, want %t", tc.ip, tc.expr, got, tc.want)
+		}
+	}
+}
