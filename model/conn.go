@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/internal/evqueue"
 )
 
 // Conn is a client of a model Server. Its methods have the signatures of go-zookeeper's *zk.Conn and behave
@@ -36,7 +38,7 @@ type Conn struct {
 	link       *wireLink    // its current connection, nil when it has none
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
 
-	persistent map[watchKey][]*persistentWatcher // AddWatch's channels (pwatch.go)
+	persistent map[watchKey][]*evqueue.Queue // AddWatch's channels (pwatch.go)
 }
 
 type call struct {

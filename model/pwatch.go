@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/evqueue"
 )
 
 // This file is the client's side of ZooKeeper 3.6+'s persistent watches (addWatch) and of removeWatches and
@@ -31,16 +32,8 @@ const (
 )
 
 // persistentBuffer is how many events a persistent watch's channel holds before the ones that follow wait,
-// in order, for the reader (a goroutine hands them over; none is ever dropped).
+// in order, for the reader (internal/evqueue hands them over; none is ever dropped).
 const persistentBuffer = 64
-
-// persistentWatcher is one channel AddWatch returned. Events that do not fit wait in backlog.
-type persistentWatcher struct {
-	ch      chan zk.Event
-	backlog []zk.Event
-	pumping bool // a goroutine is handing the backlog over
-	ending  bool // close ch once the backlog is out
-}
 
 // AddWatch sets a persistent watch on path (addWatch, ZooKeeper 3.6+), recursive or not, and returns its
 // channel. Unlike a standard watch it stays after it fires: a persistent watch gets the events a data watch
@@ -102,13 +95,13 @@ func (c *Conn) registerPersistent(r *request, err error) <-chan zk.Event {
 		if r.mode == 1 {
 			kind = watchRecursive
 		}
-		w := &persistentWatcher{ch: make(chan zk.Event, persistentBuffer)}
+		w := evqueue.New(persistentBuffer)
 		if c.persistent == nil {
-			c.persistent = map[watchKey][]*persistentWatcher{}
+			c.persistent = map[watchKey][]*evqueue.Queue{}
 		}
 		k := watchKey{r.path, kind}
 		c.persistent[k] = append(c.persistent[k], w)
-		return w.ch
+		return w.C()
 	case opRemoveWatches:
 		var kinds []watchType
 		switch r.mode {
@@ -128,7 +121,8 @@ func (c *Conn) registerPersistent(r *request, err error) <-chan zk.Event {
 			}
 			delete(c.watchers, k)
 			for _, w := range c.persistent[k] {
-				c.srv.offer(w, ev, true)
+				w.Push(ev)
+				w.Close()
 			}
 			delete(c.persistent, k)
 		}
@@ -143,14 +137,14 @@ func (c *Conn) notifyPersistent(ev zk.Event) {
 		return
 	}
 	for _, w := range c.persistent[watchKey{ev.Path, watchPersistent}] {
-		c.srv.offer(w, ev, false)
+		w.Push(ev)
 	}
 	if ev.Type == zk.EventNodeChildrenChanged {
 		return
 	}
 	for p := ev.Path; ; p = parentOf(p) {
 		for _, w := range c.persistent[watchKey{p, watchRecursive}] {
-			c.srv.offer(w, ev, false)
+			w.Push(ev)
 		}
 		if p == "/" {
 			break
@@ -177,7 +171,8 @@ func (c *Conn) endPersistent(err error) {
 		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
 		c.sendEvent(ev)
 		for _, w := range c.persistent[k] {
-			c.srv.offer(w, ev, true)
+			w.Push(ev)
+			w.Close()
 		}
 	}
 	c.persistent = nil
@@ -196,46 +191,4 @@ func (c *Conn) persistentLists() (persistent, recursive []string) {
 	slices.Sort(persistent)
 	slices.Sort(recursive)
 	return persistent, recursive
-}
-
-// offer hands ev to w's channel without blocking the server; with last set, w's channel closes after it.
-// What does not fit waits in order for a goroutine that hands it over as the reader takes events. Caller
-// holds s.mu.
-func (s *Server) offer(w *persistentWatcher, ev zk.Event, last bool) {
-	if w.ending {
-		return
-	}
-	w.ending = last
-	if !w.pumping {
-		select {
-		case w.ch <- ev:
-			if last {
-				close(w.ch)
-			}
-			return
-		default:
-		}
-	}
-	w.backlog = append(w.backlog, ev)
-	if w.pumping {
-		return
-	}
-	w.pumping = true
-	go func() {
-		for {
-			s.mu.Lock()
-			if len(w.backlog) == 0 {
-				w.pumping = false
-				if w.ending {
-					close(w.ch)
-				}
-				s.mu.Unlock()
-				return
-			}
-			next := w.backlog[0]
-			w.backlog = w.backlog[1:]
-			s.mu.Unlock()
-			w.ch <- next
-		}
-	}()
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/evqueue"
 	"github.com/zkmodel/zkmodel/model/jute"
 )
 
@@ -101,12 +102,12 @@ type Conn struct {
 	lastZxid  int64
 	xid       int32
 	pend      map[int32]*pending
-	watchers  map[watchKey][]*queue
+	watchers  map[watchKey][]*evqueue.Queue
 	state     zk.State
 	closed    bool
 	closing   bool // Close sent closeSession: a lost connection is not reconnected
 	expired   bool
-	events    *queue
+	events    *evqueue.Queue
 	stop      chan struct{}
 	loops     sync.WaitGroup
 }
@@ -127,16 +128,16 @@ func Connect(ctx context.Context, addrs []string, sessionTimeout time.Duration, 
 	}
 	c := &Conn{
 		addrs: slices.Clone(addrs), dial: dial, timeout: sessionTimeout,
-		up: make(chan struct{}), pend: map[int32]*pending{}, watchers: map[watchKey][]*queue{},
-		events: newQueue(eventBuffer), stop: make(chan struct{}),
+		up: make(chan struct{}), pend: map[int32]*pending{}, watchers: map[watchKey][]*evqueue.Queue{},
+		events: evqueue.New(eventBuffer), stop: make(chan struct{}),
 	}
 	if err := c.connect(ctx); err != nil {
-		c.events.close()
+		c.events.Close()
 		return nil, nil, err
 	}
 	c.loops.Add(1)
 	go c.pinger()
-	return c, c.events.out, nil
+	return c, c.events.C(), nil
 }
 
 // connect dials the servers in turn until one answers the connect request, then starts reading.
@@ -373,19 +374,19 @@ func (c *Conn) endWatches(err error) {
 	c.mu.Lock()
 	keys := sortedKeys(c.watchers)
 	ended := c.watchers
-	c.watchers = map[watchKey][]*queue{}
+	c.watchers = map[watchKey][]*evqueue.Queue{}
 	c.mu.Unlock()
 	for _, k := range keys {
 		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
 		c.emit(ev)
 		for _, q := range ended[k] {
-			q.push(ev)
-			q.close()
+			q.Push(ev)
+			q.Close()
 		}
 	}
 }
 
-func sortedKeys(m map[watchKey][]*queue) []watchKey {
+func sortedKeys(m map[watchKey][]*evqueue.Queue) []watchKey {
 	keys := make([]watchKey, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -416,7 +417,7 @@ func (c *Conn) notify(ev zk.Event) {
 		once = []watchKind{kindExist, kindData, kindChild}
 	}
 	c.mu.Lock()
-	var fired, kept []*queue
+	var fired, kept []*evqueue.Queue
 	for _, k := range once {
 		key := watchKey{ev.Path, k}
 		fired = append(fired, c.watchers[key]...)
@@ -433,11 +434,11 @@ func (c *Conn) notify(ev zk.Event) {
 	}
 	c.mu.Unlock()
 	for _, q := range fired {
-		q.push(ev)
-		q.close()
+		q.Push(ev)
+		q.Close()
 	}
 	for _, q := range kept {
-		q.push(ev)
+		q.Push(ev)
 	}
 }
 
@@ -449,7 +450,7 @@ func parent(p string) string {
 	return p[:i]
 }
 
-func (c *Conn) emit(ev zk.Event) { c.events.push(ev) }
+func (c *Conn) emit(ev zk.Event) { c.events.Push(ev) }
 
 func (c *Conn) pinger() {
 	defer c.loops.Done()
@@ -513,10 +514,10 @@ func (c *Conn) do(ctx context.Context, r jute.Request, onReply func(code int32))
 }
 
 // watch returns an onReply that adds a client-side watch of kind on path when the reply's code is one of ok.
-func (c *Conn) watch(path string, kind watchKind, q **queue, ok ...int32) func(int32) {
+func (c *Conn) watch(path string, kind watchKind, q **evqueue.Queue, ok ...int32) func(int32) {
 	return func(code int32) {
 		if slices.Contains(ok, code) {
-			*q = newQueue(watchBuffer)
+			*q = evqueue.New(watchBuffer)
 			k := watchKey{path, kind}
 			c.watchers[k] = append(c.watchers[k], *q)
 		}
@@ -532,7 +533,7 @@ func (c *Conn) AddWatch(ctx context.Context, path string, mode int32) (<-chan zk
 	if mode == ModePersistentRecursive {
 		kind = kindRecursive
 	}
-	var q *queue
+	var q *evqueue.Queue
 	_, _, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpAddWatch}, Path: path, Mode: mode}, func(code int32) {
 		if code == 0 && (mode == ModePersistent || mode == ModePersistentRecursive) {
 			c.watch(path, kind, &q, 0)(0)
@@ -541,7 +542,7 @@ func (c *Conn) AddWatch(ctx context.Context, path string, mode int32) (<-chan zk
 	if err != nil {
 		return nil, err
 	}
-	return q.out, nil
+	return q.C(), nil
 }
 
 // CheckWatches asks whether the session has a watch of type t (WatcherChildren, WatcherData, WatcherAny) on
@@ -556,7 +557,7 @@ func (c *Conn) CheckWatches(ctx context.Context, path string, t int32) error {
 // for WatcherChildren the child watches, for WatcherData the data and exist watches, for WatcherAny those and
 // the persistent and recursive watches on path.
 func (c *Conn) RemoveWatches(ctx context.Context, path string, t int32) error {
-	var ended []*queue
+	var ended []*evqueue.Queue
 	_, _, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpRemoveWatches}, Path: path, Mode: t}, func(code int32) {
 		if code != 0 {
 			return
@@ -576,8 +577,8 @@ func (c *Conn) RemoveWatches(ctx context.Context, path string, t int32) error {
 		}
 	})
 	for _, q := range ended {
-		q.push(zk.Event{Type: zk.EventNotWatching, State: zk.StateSyncConnected, Path: path})
-		q.close()
+		q.Push(zk.Event{Type: zk.EventNotWatching, State: zk.StateSyncConnected, Path: path})
+		q.Close()
 	}
 	return err
 }
@@ -648,7 +649,7 @@ func (c *Conn) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan
 }
 
 func (c *Conn) exists(ctx context.Context, path string, watch bool) (bool, *zk.Stat, <-chan zk.Event, error) {
-	var q *queue
+	var q *evqueue.Queue
 	var onReply func(int32)
 	if watch {
 		onReply = func(code int32) {
@@ -663,9 +664,9 @@ func (c *Conn) exists(ctx context.Context, path string, watch bool) (bool, *zk.S
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpExists}, Path: path, Watch: watch}, onReply)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return false, &r.Stat, q.chanOrNil(), nil
+		return false, &r.Stat, q.C(), nil
 	case err == nil:
-		return true, &r.Stat, q.chanOrNil(), nil
+		return true, &r.Stat, q.C(), nil
 	case watch || errors.Is(err, zk.ErrConnectionClosed):
 		return false, nil, nil, err
 	}
@@ -684,7 +685,7 @@ func (c *Conn) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan 
 }
 
 func (c *Conn) get(ctx context.Context, path string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	var q *queue
+	var q *evqueue.Queue
 	var onReply func(int32)
 	if watch {
 		onReply = c.watch(path, kindData, &q, 0)
@@ -693,7 +694,7 @@ func (c *Conn) get(ctx context.Context, path string, watch bool) ([]byte, *zk.St
 	if err != nil && (watch || errors.Is(err, zk.ErrConnectionClosed)) {
 		return nil, nil, nil, err
 	}
-	return r.Data, &r.Stat, q.chanOrNil(), err
+	return r.Data, &r.Stat, q.C(), err
 }
 
 // Set sets a node's data.
@@ -717,7 +718,7 @@ func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, 
 }
 
 func (c *Conn) children(ctx context.Context, path string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	var q *queue
+	var q *evqueue.Queue
 	var onReply func(int32)
 	if watch {
 		onReply = c.watch(path, kindChild, &q, 0)
@@ -726,7 +727,7 @@ func (c *Conn) children(ctx context.Context, path string, watch bool) ([]string,
 	if err != nil && (watch || errors.Is(err, zk.ErrConnectionClosed)) {
 		return nil, nil, nil, err
 	}
-	return r.Children, &r.Stat, q.chanOrNil(), err
+	return r.Children, &r.Stat, q.C(), err
 }
 
 // Sync asks the server to catch up with the leader for path.
@@ -842,7 +843,7 @@ func (c *Conn) Close(ctx context.Context) error {
 	c.loops.Wait()
 	c.emit(zk.Event{Type: zk.EventSession, State: zk.StateDisconnected}) // as go-zookeeper reports a close
 	c.endWatches(zk.ErrClosing)
-	c.events.close()
+	c.events.Close()
 	if err != nil {
 		return fmt.Errorf("rawzk: close session %#x: %w", c.SessionID(), err)
 	}
@@ -863,77 +864,6 @@ var named = map[int32]error{
 	-108: zk.ErrNoChildrenForEphemerals, -110: zk.ErrNodeExists, -111: zk.ErrNotEmpty, -112: zk.ErrSessionExpired,
 	-114: zk.ErrInvalidACL, -115: zk.ErrAuthFailed, -116: zk.ErrClosing, -117: zk.ErrNothing, -118: zk.ErrSessionMoved,
 	-123: zk.ErrReconfigDisabled, -8: zk.ErrBadArguments,
-}
-
-// queue delivers events to a buffered channel without ever blocking the sender or dropping one: an event
-// goes straight into the channel when it fits and nothing waits before it, so that a reader that looks right
-// after the notification was read finds it (as with go-zookeeper's channels); what does not fit waits, in
-// order, for a goroutine that hands it over as the reader takes events. close closes the channel after
-// everything pushed.
-type queue struct {
-	out     chan zk.Event
-	mu      sync.Mutex
-	backlog []zk.Event
-	pumping bool
-	closed  bool
-}
-
-func newQueue(size int) *queue { return &queue{out: make(chan zk.Event, size)} }
-
-func (q *queue) chanOrNil() <-chan zk.Event {
-	if q == nil {
-		return nil
-	}
-	return q.out
-}
-
-func (q *queue) push(ev zk.Event) { q.put(ev, false) }
-
-func (q *queue) close() { q.put(zk.Event{}, true) }
-
-func (q *queue) put(ev zk.Event, last bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return
-	}
-	q.closed = last
-	if !q.pumping {
-		if last {
-			close(q.out)
-			return
-		}
-		select {
-		case q.out <- ev:
-			return
-		default:
-		}
-	}
-	if !last {
-		q.backlog = append(q.backlog, ev)
-	}
-	if !q.pumping {
-		q.pumping = true
-		go q.pump()
-	}
-}
-
-func (q *queue) pump() {
-	for {
-		q.mu.Lock()
-		if len(q.backlog) == 0 {
-			q.pumping = false
-			if q.closed {
-				close(q.out)
-			}
-			q.mu.Unlock()
-			return
-		}
-		ev := q.backlog[0]
-		q.backlog = q.backlog[1:]
-		q.mu.Unlock()
-		q.out <- ev
-	}
 }
 
 // ZK gives a Conn go-zookeeper's method set, without contexts (each call is bounded by Timeout), for code
