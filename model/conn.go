@@ -177,14 +177,18 @@ func (c *Conn) notifyWatches(ev zk.Event) {
 		kinds = []watchType{watchExist, watchData, watchChild}
 	}
 	for _, kind := range kinds {
-		k := watchKey{ev.Path, kind}
-		for _, ch := range c.watchers[k] {
-			ch <- ev
-			close(ch)
-		}
-		delete(c.watchers, k)
+		c.fireStandard(watchKey{ev.Path, kind}, ev)
 	}
 	c.notifyPersistent(ev)
+}
+
+// fireStandard hands ev to the standard (one-shot) watches of k, closes their channels and forgets them.
+func (c *Conn) fireStandard(k watchKey, ev zk.Event) {
+	for _, ch := range c.watchers[k] {
+		ch <- ev
+		close(ch)
+	}
+	delete(c.watchers, k)
 }
 
 // sortedWatchKeys returns the client's watch keys by path, then kind.

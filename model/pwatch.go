@@ -115,11 +115,7 @@ func (c *Conn) registerPersistent(r *request, err error) <-chan zk.Event {
 		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateSyncConnected, Path: r.path}
 		for _, kind := range kinds {
 			k := watchKey{r.path, kind}
-			for _, ch := range c.watchers[k] {
-				ch <- ev
-				close(ch)
-			}
-			delete(c.watchers, k)
+			c.fireStandard(k, ev)
 			for _, w := range c.persistent[k] {
 				w.Push(ev)
 				w.Close()
