@@ -147,7 +147,7 @@ func deleteTree(conn *zk.Conn, path string) error {
 	return nil
 }
 
-// The Java contender, compiled once per test binary.
+// The Java programs, compiled once per test binary.
 var classes struct {
 	once sync.Once
 	dir  string
@@ -155,8 +155,8 @@ var classes struct {
 	err  error
 }
 
-// curatorClassPath compiles java/LockContend.java and returns the class
-// path to run it with.
+// curatorClassPath compiles the Java programs (java/*.java) and returns the
+// class path to run them with.
 func curatorClassPath(t *testing.T) string {
 	t.Helper()
 	classes.once.Do(func() {
@@ -166,7 +166,7 @@ func curatorClassPath(t *testing.T) string {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 		defer cancel()
-		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"))
+		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"), filepath.Join("java", "CacheWatch.java"))
 	})
 	if classes.err != nil {
 		t.Fatalf("Curator contender: %v", classes.err)

@@ -1,5 +1,7 @@
 // Package clients runs real ZooKeeper clients in other languages — Curator's
-// InterProcessMutex (Java), kazoo's Lock (Python) and zkCli.sh — against the
+// InterProcessMutex and CuratorCache (Java; the cache and Curator's addWatch
+// and removeWatches calls use persistent watches), kazoo's Lock (Python) and
+// zkCli.sh — against the
 // model's wire server and against a real ZooKeeper 3.8, and checks that both
 // give the same observable outcome: mutual exclusion, the lock recipes'
 // sequence names and FIFO order, zkCli's output and its watch events, also

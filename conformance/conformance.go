@@ -73,6 +73,10 @@ type Target struct {
 	// Sever drops c's connection; the client then reconnects with the same session. Nil means
 	// the target cannot sever connections, and the reconnection rules are not registered.
 	Sever func(t *testing.T, c Conn)
+	// ConnectWatch opens a session like Connect, on a client that can also send addWatch, removeWatches and
+	// checkWatches (see WatchConn). Nil means the target has no such client, and the persistent-watch rules
+	// are not registered.
+	ConnectWatch func(t *testing.T, sessionTimeout time.Duration) (WatchConn, <-chan zk.Event)
 	// SuperUser is "user:password" of the server's super user (ZooKeeper's
 	// zookeeper.DigestAuthenticationProvider.superDigest, model.WithSuperDigest). Empty means the
 	// target has none, and the super-user rules are not registered.
@@ -149,6 +153,12 @@ func Run(t *testing.T, target Target) {
 	}
 	if target.Expire != nil {
 		rules = append(rules, expireRules...)
+	}
+	if target.ConnectWatch != nil {
+		rules = append(rules, persistentRules...)
+		if target.Sever != nil {
+			rules = append(rules, persistentSeverRules...)
+		}
 	}
 	if target.Ensemble != nil {
 		rules = append(rules, ensembleRules...)

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,11 +29,15 @@ const defaultChecks = 200
 // figures counts what a test compared.
 type figures struct {
 	sequences, ops, mismatches, wireMismatches, unsettled, hiccups atomic.Int64
+	// persistent counts the sequences with raw clients; addWatch, removeWatches and checkWatches their ops
+	// of those kinds, and persistentEvents what persistent watch channels received.
+	persistent, addWatch, removeWatches, checkWatches, persistentEvents atomic.Int64
 }
 
 func (f *figures) log(t *testing.T) {
-	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run",
-		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load())
+	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run; %d sequences with raw clients: %d addWatch, %d removeWatches, %d checkWatches ops, %d events on persistent watch channels",
+		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load(),
+		f.persistent.Load(), f.addWatch.Load(), f.removeWatches.Load(), f.checkWatches.Load(), f.persistentEvents.Load())
 }
 
 // pair runs sequences on the model and on the shared real ensemble, each under a fresh base path.
@@ -69,6 +74,7 @@ const maxAttempts = 3
 // their first difference, which names the side.
 func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcript, diff string, err error) {
 	var wire *Transcript
+	p.wire.Raw, p.real.Raw = seq.Persistent, seq.Persistent
 	for attempt := 1; ; attempt++ {
 		base := fmt.Sprintf("%s/%d", p.root, p.next.Add(1))
 		if model, err = Run(ctx, p.model, base, seq); err != nil {
@@ -89,6 +95,20 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 	}
 	p.figs.sequences.Add(1)
 	p.figs.ops.Add(int64(len(seq.Ops)))
+	if seq.Persistent {
+		p.figs.persistent.Add(1)
+		for _, op := range seq.Ops {
+			switch op.Kind {
+			case AddWatch:
+				p.figs.addWatch.Add(1)
+			case RemoveWatches:
+				p.figs.removeWatches.Add(1)
+			case CheckWatches:
+				p.figs.checkWatches.Add(1)
+			}
+		}
+		p.figs.persistentEvents.Add(int64(persistentEvents(real)))
+	}
 	p.figs.unsettled.Add(int64(model.Unsettled + wire.Unsettled + real.Unsettled))
 	if diff = Compare(model, real); diff != "" {
 		p.figs.mismatches.Add(1)
@@ -100,6 +120,32 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 		}
 	}
 	return model, real, diff, nil
+}
+
+// persistentEvents counts the events a transcript's persistent watch channels (AddWatch's) received.
+func persistentEvents(tr *Transcript) int {
+	ids := map[string]bool{}
+	for i, st := range tr.Steps {
+		if st.Op.Kind == AddWatch && strings.Contains(st.Result, "watch=w") {
+			ids[fmt.Sprintf(" w%d ", i+1)] = true
+		}
+	}
+	n := 0
+	count := func(lines []string) {
+		for _, l := range lines {
+			for id := range ids {
+				if strings.Contains(l, id) && !strings.HasSuffix(l, " closed") {
+					n++
+				}
+			}
+		}
+	}
+	for _, st := range tr.Steps {
+		count(st.AtReturn)
+		count(st.Events)
+	}
+	count(tr.Closing)
+	return n
 }
 
 // flagSet reports whether the named flag was given on the command line.
@@ -119,7 +165,7 @@ func TestDifferential(t *testing.T) {
 	}
 	p := newPair(t)
 	defer p.figs.log(t)
-	gen := Gen(GenConfig{MaxOps: 25, Sever: true})
+	gen := Gen(GenConfig{MaxOps: 25, Sever: true, Persistent: true})
 	rapid.Check(t, func(rt *rapid.T) {
 		seq := gen.Draw(rt, "sequence")
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -154,6 +200,16 @@ func read(kind Kind, s int, path string, watch bool) Op {
 func multi(s int, ops ...Op) Op { return Op{Kind: Multi, Session: s, Ops: ops} }
 func closeSession(s int) Op     { return Op{Kind: Close, Session: s} }
 func sever(s int) Op            { return Op{Kind: Sever, Session: s} }
+func addWatch(s int, path string, recursive bool) Op {
+	op := Op{Kind: AddWatch, Session: s, Path: path}
+	if recursive {
+		op.Mode = 1
+	}
+	return op
+}
+func watches(kind Kind, s int, path string, typ int32) Op {
+	return Op{Kind: kind, Session: s, Path: path, Mode: typ}
+}
 
 // scenarios are hand-written sequences for the behaviours a fake is most likely to get wrong; each
 // runs on both sides and must agree.
@@ -259,6 +315,19 @@ var scenarios = []struct {
 		create(2, "u", 0, ""),
 		multi(1, Op{Kind: Check, Path: "nope", Version: 0}, Op{Kind: Create, Path: "f", Flags: zk.FlagPersistentSequentialWithTTL}),
 		create(2, "t", 0, ""),
+	}}},
+	{"persistent-watches-beside-standard-ones", Sequence{Sessions: 2, Persistent: true, Ops: []Op{
+		create(1, "a", 0, ""), addWatch(1, "a", true), read(Get, 1, "a", true), read(Get, 1, "a/x", true),
+		create(2, "a/x", 0, ""), set(2, "a/x", -1, []byte("1")), set(2, "a", -1, []byte("1")), set(2, "a", -1, []byte("2")),
+		del(2, "a/x", -1), addWatch(2, "a", false), read(Children, 2, "a", true), create(1, "a/y", 0, ""),
+		create(1, "a/z", 0, ""), watches(CheckWatches, 2, "a", 1), watches(CheckWatches, 1, "a", 2),
+		watches(RemoveWatches, 2, "a", 2), set(1, "a", -1, nil), watches(RemoveWatches, 2, "a", 2),
+		addWatch(1, "b", false), create(2, "b", zk.FlagEphemeral, ""), closeSession(2),
+	}}},
+	{"persistent-watches-across-a-sever", Sequence{Sessions: 2, Persistent: true, Ops: []Op{
+		addWatch(1, "a", true), addWatch(1, "b", false), create(2, "a", 0, ""), sever(1), create(2, "a/x", 0, ""),
+		create(2, "b", 0, ""), create(2, "b/x", 0, ""), watches(CheckWatches, 1, "a", 3), watches(RemoveWatches, 1, "a", 3),
+		set(2, "a/x", -1, nil), watches(CheckWatches, 1, "a", 4), watches(RemoveWatches, 1, "b", 0),
 	}}},
 }
 

@@ -6,7 +6,11 @@
 // create modes, containers, TTL modes and invalid values), deletes and sets with versions, reads
 // with and without watches, multis that succeed or fail midway, syncs, session closes and
 // connection losses. Gen generates them with pgregory.net/rapid, which also shrinks a failing
-// sequence to a minimal one.
+// sequence to a minimal one. With GenConfig.Persistent half the sequences also set persistent and
+// recursive watches (addWatch) and remove and check watches (removeWatches, checkWatches); go-zookeeper
+// v1.0.4 cannot send these, so such a sequence's sessions on the wire and real sides are the project's
+// raw client (internal/rawzk, with go-zookeeper's return values), and its events are compared like
+// the one-shot watches' (a persistent watch's channel is read until it closes).
 //
 // Run executes a sequence on one Side (ModelSide, WireSide or RealSide) and returns a Transcript: for every
 // step the call's normalised results, the events the acting session had received when the call

@@ -2,6 +2,7 @@ package differential
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -24,11 +25,16 @@ const (
 	Close
 	Sever
 	Check
+	// The requests of ZooKeeper 3.6+ that go-zookeeper v1.0.4 cannot send (GenConfig.Persistent).
+	AddWatch
+	RemoveWatches
+	CheckWatches
 )
 
 var kindNames = [...]string{
 	Create: "create", Delete: "delete", Set: "set", Exists: "exists", Get: "get", Children: "children",
 	Multi: "multi", Sync: "sync", Close: "close", Sever: "sever", Check: "check",
+	AddWatch: "addWatch", RemoveWatches: "removeWatches", CheckWatches: "checkWatches",
 }
 
 // String returns the operation's name.
@@ -51,6 +57,7 @@ type Op struct {
 	Watch   bool   // Exists, Get, Children: the W variant
 	NilACL  bool   // Create: send no ACL
 	Ops     []Op   // Multi: Create, Delete, Set and Check operations (Session unused)
+	Mode    int32  // AddWatch: 0 persistent, 1 recursive; RemoveWatches, CheckWatches: the watcher type (1 children, 2 data, 3 any)
 	Comment string // why a hand-written scenario does this, for transcripts
 }
 
@@ -92,6 +99,10 @@ func (o Op) body() string {
 		fmt.Fprintf(&b, " version=%d data=%s", o.Version, showData(o.Data))
 	case Delete, Check:
 		fmt.Fprintf(&b, " version=%d", o.Version)
+	case AddWatch:
+		fmt.Fprintf(&b, " mode=%d", o.Mode)
+	case RemoveWatches, CheckWatches:
+		fmt.Fprintf(&b, " type=%d", o.Mode)
 	}
 	return b.String()
 }
@@ -118,12 +129,20 @@ func showData(d []byte) string {
 type Sequence struct {
 	Sessions int
 	Ops      []Op
+	// Persistent says the sequence has addWatch, removeWatches or checkWatches ops: its sessions on the wire
+	// and real sides are then the project's raw client (internal/rawzk), which sends them, rather than
+	// go-zookeeper, which cannot.
+	Persistent bool
 }
 
 // String renders the sequence one op per line.
 func (s Sequence) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d sessions\n", s.Sessions)
+	fmt.Fprintf(&b, "%d sessions", s.Sessions)
+	if s.Persistent {
+		b.WriteString(", raw clients")
+	}
+	b.WriteString("\n")
 	for i, o := range s.Ops {
 		fmt.Fprintf(&b, "%3d %s\n", i+1, o)
 	}
@@ -159,6 +178,10 @@ var (
 type GenConfig struct {
 	MaxOps int  // at most this many ops per sequence (default 25)
 	Sever  bool // include connection losses
+	// Persistent makes half the sequences (Sequence.Persistent) also add, remove and check watches, with
+	// valid paths and flags only: go-zookeeper's client-side checks, which the raw client does not make,
+	// are the other half's business.
+	Persistent bool
 }
 
 // Gen returns a rapid generator of sequences. It weights ops towards the ones a fake gets wrong:
@@ -171,10 +194,13 @@ func Gen(cfg GenConfig) *rapid.Generator[Sequence] {
 	}
 	return rapid.Custom(func(t *rapid.T) Sequence {
 		seq := Sequence{Sessions: rapid.IntRange(2, 3).Draw(t, "sessions")}
+		if cfg.Persistent {
+			seq.Persistent = rapid.Bool().Draw(t, "persistent")
+		}
 		n := rapid.IntRange(1, cfg.MaxOps).Draw(t, "ops")
 		closed := map[int]bool{}
 		for i := 0; i < n; i++ {
-			op := genOp(t, seq.Sessions, closed, cfg)
+			op := genOp(t, seq.Sessions, closed, cfg, seq.Persistent)
 			if op.Kind == Close {
 				closed[op.Session] = true
 			}
@@ -197,14 +223,26 @@ var kindWeights = []struct {
 	{Sync, 2}, {Close, 3}, {Sever, 2},
 }
 
-func genOp(t *rapid.T, sessions int, closed map[int]bool, cfg GenConfig) Op {
+// persistentWeights are the kinds a Persistent sequence draws from beside kindWeights.
+var persistentWeights = []struct {
+	kind   Kind
+	weight int
+}{
+	{CheckWatches, 8}, {RemoveWatches, 8}, {AddWatch, 20}, // rapid draws the last more often than its weight says
+}
+
+func genOp(t *rapid.T, sessions int, closed map[int]bool, cfg GenConfig, persistent bool) Op {
+	weights := kindWeights
+	if persistent {
+		weights = append(slices.Clone(kindWeights), persistentWeights...)
+	}
 	total := 0
-	for _, kw := range kindWeights {
+	for _, kw := range weights {
 		total += kw.weight
 	}
 	pick := rapid.IntRange(0, total-1).Draw(t, "kind")
 	var kind Kind
-	for _, kw := range kindWeights {
+	for _, kw := range weights {
 		if pick < kw.weight {
 			kind = kw.kind
 			break
@@ -227,6 +265,15 @@ func genOp(t *rapid.T, sessions int, closed map[int]bool, cfg GenConfig) Op {
 	switch kind {
 	case Create:
 		genCreate(t, &op)
+		if persistent {
+			validCreate(t, &op)
+		}
+	case AddWatch:
+		op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+		op.Mode = rapid.Int32Range(0, 1).Draw(t, "mode")
+	case RemoveWatches, CheckWatches:
+		op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+		op.Mode = rapid.SampledFrom(watcherTypes).Draw(t, "type")
 	case Delete, Set:
 		genVersioned(t, &op)
 	case Exists, Get, Children:
@@ -259,6 +306,25 @@ func genVersioned(t *rapid.T, op *Op) {
 	op.Version = rapid.SampledFrom(versions).Draw(t, "version")
 	if op.Kind == Set {
 		op.Data = rapid.SampledFrom(dataPool).Draw(t, "data")
+	}
+}
+
+// watcherTypes are removeWatches' and checkWatches' types: the three ZooKeeper 3.8 knows, weighted, and two
+// it answers with a marshalling error (4 and 5 are 3.9's persistent types).
+var watcherTypes = []int32{1, 2, 3, 1, 2, 3, 3, 4, 0}
+
+// validCreate makes a create of a Persistent sequence one that go-zookeeper's client-side checks let
+// through unchanged: a create mode it sends as given (no TTL, container or invalid flags; containers are
+// kept, in their leaf paths) and a path valid for it.
+func validCreate(t *rapid.T, op *Op) {
+	switch op.Flags {
+	case zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential, zk.FlagContainer:
+	default:
+		op.Flags = rapid.SampledFrom([]int32{zk.FlagPersistent, zk.FlagEphemeral}).Draw(t, "valid-flags")
+		op.Path = rapid.SampledFrom(createPaths[:8]).Draw(t, "valid-path")
+	}
+	if op.Path == "a/" && op.Flags&zk.FlagSequence == 0 || op.Path == "a/./b" {
+		op.Path = "a"
 	}
 }
 

@@ -75,9 +75,10 @@ const sessionTimeout = 10 * time.Second
 var openACL = zk.WorldACL(zk.PermAll)
 
 type watchChan struct {
-	id      string // w<step>
-	session int
-	ch      <-chan zk.Event
+	id         string // w<step>
+	session    int
+	ch         <-chan zk.Event
+	persistent bool // AddWatch's: it stays after an event, until it is closed
 }
 
 type runner struct {
@@ -261,13 +262,20 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 const eventChanSize = 6
 
 // pollWatches takes the events that arrived on open watch channels (of one session, or all when
-// session is 0) and returns them rendered; a channel that fired is forgotten.
+// session is 0) and returns them rendered; a one-shot channel that fired is forgotten, a persistent one
+// when it is closed.
 func (r *runner) pollWatches(session int) []string {
 	var out []string
 	kept := r.watches[:0]
 	for _, w := range r.watches {
 		if session != 0 && w.session != session {
 			kept = append(kept, w)
+			continue
+		}
+		if w.persistent {
+			if r.pollPersistent(w, &out) {
+				kept = append(kept, w)
+			}
 			continue
 		}
 		select {
@@ -283,6 +291,23 @@ func (r *runner) pollWatches(session int) []string {
 	}
 	r.watches = kept
 	return out
+}
+
+// pollPersistent takes every event waiting on a persistent watch's channel and reports whether it is still
+// open.
+func (r *runner) pollPersistent(w watchChan, out *[]string) bool {
+	for {
+		select {
+		case ev, ok := <-w.ch:
+			if !ok {
+				*out = append(*out, fmt.Sprintf("s%d %s closed", w.session, w.id))
+				return false
+			}
+			*out = append(*out, fmt.Sprintf("s%d %s %s", w.session, w.id, r.event(ev)))
+		default:
+			return true
+		}
+	}
 }
 
 func (r *runner) sessionEvents(session int, evs []zk.Event) []string {
@@ -333,12 +358,15 @@ func (r *runner) abs(p string) string {
 }
 
 func (r *runner) addWatch(session, index int, ch <-chan zk.Event) string {
-	if ch == nil {
+	return r.keepWatch(watchChan{id: fmt.Sprintf("w%d", index), session: session, ch: ch})
+}
+
+func (r *runner) keepWatch(w watchChan) string {
+	if w.ch == nil {
 		return "watch=nil"
 	}
-	id := fmt.Sprintf("w%d", index)
-	r.watches = append(r.watches, watchChan{id: id, session: session, ch: ch})
-	return "watch=" + id
+	r.watches = append(r.watches, w)
+	return "watch=" + w.id
 }
 
 // call makes the op's client call and renders what it returned.
@@ -402,6 +430,20 @@ func (r *runner) call(s Session, index int, op Op) string {
 		}
 		res, err := s.Multi(ops...)
 		return fmt.Sprintf("%s err=%s", r.multi(res), errName(err))
+	case AddWatch, RemoveWatches, CheckWatches:
+		w, ok := s.(conformance.WatchConn)
+		if !ok {
+			return fmt.Sprintf("%T cannot send %s", s, op.Kind)
+		}
+		switch op.Kind {
+		case AddWatch:
+			ch, err := w.AddWatch(p, op.Mode == 1)
+			return fmt.Sprintf("%s err=%s", r.keepWatch(watchChan{id: fmt.Sprintf("w%d", index), session: op.Session, ch: ch, persistent: true}), errName(err))
+		case RemoveWatches:
+			return "err=" + errName(w.RemoveWatches(p, op.Mode))
+		default:
+			return "err=" + errName(w.CheckWatches(p, op.Mode))
+		}
 	}
 	return fmt.Sprintf("op kind %s cannot be called", op.Kind)
 }

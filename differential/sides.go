@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/realzk"
 )
@@ -78,6 +80,9 @@ func (m *ModelSide) End(ctx context.Context, base string) error {
 type RealSide struct {
 	// Addrs are the ensemble's client addresses.
 	Addrs []string
+	// Raw makes the sessions raw clients (internal/rawzk), which can send addWatch, removeWatches and
+	// checkWatches, instead of go-zookeeper (the admin session stays go-zookeeper's).
+	Raw bool
 
 	mu      sync.Mutex
 	admin   *zk.Conn
@@ -100,6 +105,17 @@ func connectReal(ctx context.Context, addrs []string) (*zk.Conn, <-chan zk.Event
 		return nil, nil, fmt.Errorf("connect to %s: %w", strings.Join(addrs, ","), err)
 	}
 	return conn, events, nil
+}
+
+// connectRaw opens a raw client (for Persistent sequences) on addrs, through dial (nil: TCP).
+func connectRaw(ctx context.Context, addrs []string, dial rawzk.DialFunc) (Session, <-chan zk.Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, collectTimeout)
+	defer cancel()
+	c, events, err := rawzk.Connect(ctx, addrs, sessionTimeout, dial)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect a raw client to %s: %w", strings.Join(addrs, ","), err)
+	}
+	return rawzk.ZK{C: c, Timeout: collectTimeout}, events, nil
 }
 
 // Begin opens the admin session on first use and creates base with its ancestors.
@@ -138,6 +154,9 @@ func (r *RealSide) Connect(ctx context.Context, i int) (Session, <-chan zk.Event
 		addrs = append(addrs, p.Addr())
 	}
 	r.proxies = append(r.proxies, ps)
+	if r.Raw {
+		return connectRaw(ctx, addrs, nil)
+	}
 	conn, events, err := connectReal(ctx, addrs)
 	if err != nil {
 		return nil, nil, err
@@ -275,10 +294,13 @@ func deleteAll(s Session, p string) error {
 type WireSide struct {
 	// Options configure every server (e.g. model.WithSeed).
 	Options []model.Option
+	// Raw makes the sessions raw clients (internal/rawzk) connected in-process (Server.Dialer), as
+	// RealSide.Raw does.
+	Raw bool
 
 	srv   *model.Server
 	admin *zk.Conn
-	conns []*zk.Conn
+	conns []Session
 }
 
 // Name returns "wire".
@@ -303,8 +325,18 @@ func (w *WireSide) Begin(ctx context.Context, base string) (Session, error) {
 	return admin, nil
 }
 
-// Connect opens a go-zookeeper client on the sequence's server.
+// Connect opens a go-zookeeper client (or, with Raw, a raw one) on the sequence's server.
 func (w *WireSide) Connect(ctx context.Context, i int) (Session, <-chan zk.Event, error) {
+	if w.Raw {
+		dial := w.srv.Dialer()
+		c, events, err := connectRaw(ctx, []string{"model"}, func(_ context.Context, addr string) (net.Conn, error) {
+			return dial("tcp", addr, sessionTimeout)
+		})
+		if err == nil {
+			w.conns = append(w.conns, c)
+		}
+		return c, events, err
+	}
 	c, events, err := model.ConnectZK(w.srv, sessionTimeout)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)

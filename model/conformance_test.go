@@ -11,8 +11,8 @@ import (
 
 // TestConformance runs the conformance suite (the rules measured on a real ZooKeeper 3.8) against the
 // model with its default transport: Expire is Server.Expire, Sever is a Disconnect step, after which the
-// client reconnects at once. The model is a 3-server ensemble with realzk's tickTime (100 ms), for the
-// ensemble rules.
+// client reconnects at once; *model.Conn is also the client of the persistent-watch rules (ConnectWatch).
+// The model is a 3-server ensemble with realzk's tickTime (100 ms), for the ensemble rules.
 func TestConformance(t *testing.T) {
 	srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
 	conformance.Run(t, conformance.Target{
@@ -26,6 +26,10 @@ func TestConformance(t *testing.T) {
 			if err := srv.Do(model.Step{Kind: model.Disconnect, Client: modelConn(t, c).ClientID()}); err != nil {
 				t.Fatalf("sever model client: %v", err)
 			}
+		},
+		ConnectWatch: func(t *testing.T, sessionTimeout time.Duration) (conformance.WatchConn, <-chan zk.Event) {
+			c, events := modelConnect(srv)(t, sessionTimeout)
+			return modelConn(t, c), events
 		},
 		Ensemble:               ensembleHook(srv),
 		SuperUser:              conformanceSuperUser,

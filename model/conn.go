@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/internal/evqueue"
 )
 
 // Conn is a client of a model Server. Its methods have the signatures of go-zookeeper's *zk.Conn and behave
@@ -35,6 +37,8 @@ type Conn struct {
 	wireClient bool         // a client on the wire protocol (wire.go): only the server's side of it lives here
 	link       *wireLink    // its current connection, nil when it has none
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
+
+	persistent map[watchKey][]*evqueue.Queue // AddWatch's channels (pwatch.go)
 }
 
 type call struct {
@@ -136,6 +140,9 @@ func (c *Conn) finish(cl *call, res result, watch <-chan zk.Event) {
 // registerWatch adds the client-side watcher a successful watching read leaves, as go-zookeeper does when the
 // reply arrives: GetW and ChildrenW on success, ExistsW on success (data) or ErrNoNode (exist).
 func (c *Conn) registerWatch(r *request, err error) <-chan zk.Event {
+	if r.op == opAddWatch || r.op == opRemoveWatches {
+		return c.registerPersistent(r, err)
+	}
 	if !r.watch {
 		return nil
 	}
@@ -170,13 +177,18 @@ func (c *Conn) notifyWatches(ev zk.Event) {
 		kinds = []watchType{watchExist, watchData, watchChild}
 	}
 	for _, kind := range kinds {
-		k := watchKey{ev.Path, kind}
-		for _, ch := range c.watchers[k] {
-			ch <- ev
-			close(ch)
-		}
-		delete(c.watchers, k)
+		c.fireStandard(watchKey{ev.Path, kind}, ev)
 	}
+	c.notifyPersistent(ev)
+}
+
+// fireStandard hands ev to the standard (one-shot) watches of k, closes their channels and forgets them.
+func (c *Conn) fireStandard(k watchKey, ev zk.Event) {
+	for _, ch := range c.watchers[k] {
+		ch <- ev
+		close(ch)
+	}
+	delete(c.watchers, k)
 }
 
 // sortedWatchKeys returns the client's watch keys by path, then kind.
@@ -208,6 +220,7 @@ func (c *Conn) invalidateWatches(err error) {
 		}
 	}
 	c.watchers = map[watchKey][]chan zk.Event{}
+	c.endPersistent(err)
 }
 
 // watchLists returns the paths of the client's watches by kind, for SetWatches.

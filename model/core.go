@@ -33,7 +33,8 @@ const (
 	opSync
 	opMulti
 	opCloseSession
-	// The requests below reach the core only through the wire (model/wire.go); *model.Conn has no method for them.
+	// The requests below reach the core only through the wire (model/wire.go), but for checkWatches,
+	// removeWatches and addWatch, which *model.Conn also sends (pwatch.go).
 	opGetACL
 	opSetACL
 	opCheck
@@ -559,6 +560,12 @@ func (c *core) descendants(path string) int32 {
 // 3.8.0 cannot decode the types 4 and 5 of persistent watches: marshalling error). With remove set it also
 // removes them, as removeWatches does.
 func (c *core) watchedBy(sid int64, path string, mode int32, remove bool) error {
+	if !remove && path != "" && path[0] != '/' {
+		// Measured: checkWatches of a relative path fails with a marshalling error whatever the session
+		// watches (ZooKeeper walks the path's parents, which a relative path breaks); removeWatches of one
+		// answers NoWatcher.
+		return errMarshalling
+	}
 	var kinds []int
 	switch mode {
 	case 1:

@@ -24,6 +24,12 @@
 //     notification per watched path and kind however often it set the watch, and go-zookeeper fans it out to
 //     every channel. Delete fires NodeDeleted on the node's data and child watches (once per session) and
 //     NodeChildrenChanged on the parent's. Watch events also go to the session event channel.
+//   - Persistent and recursive watches (ZooKeeper 3.6+'s addWatch; Conn.AddWatch, RemoveWatches and
+//     CheckWatches, which go-zookeeper v1.0.4 lacks) stay after they fire; a recursive one gets every
+//     NodeCreated, NodeDataChanged and NodeDeleted below its node and never NodeChildrenChanged. A session
+//     has one watch per path in each of the server's two tables (data, child), so a standard watch set
+//     later takes a persistent one's place in its table, and removeWatches of one type removes half of a
+//     persistent watch.
 //   - A transaction's notifications reach every session before its reply does, and a session receives
 //     everything in commit order.
 //   - Children come back in an order fixed by the server's seed, not sorted: code must treat them as a set.

@@ -763,6 +763,8 @@ func (s *Server) reconnect(c *Conn) {
 		c.setState(zk.StateHasSession)
 		data, exist, child := c.watchLists()
 		notes := s.core.setWatches(c.session, c.lastZxid, data, exist, child)
+		persistent, recursive := c.persistentLists()
+		s.core.setPersistentWatches(c.session, persistent, recursive)
 		s.record(c, "reconnect", "session %#x resumed, %d watches re-set, %d fired", c.session, len(data)+len(exist)+len(child)-len(notes), len(notes))
 		for _, n := range notes {
 			c.outbox = append(c.outbox, outItem{event: n.event})

@@ -1,12 +1,15 @@
 package model_test
 
 import (
+	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/conformance"
+	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -18,13 +21,18 @@ func TestWireConformance(t *testing.T) {
 	t.Run("in-process", func(t *testing.T) {
 		srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
-		conformance.Run(t, wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 			conn, events, err := model.ConnectZK(srv, timeout)
 			if err != nil {
 				t.Fatalf("connect to the model: %v", err)
 			}
 			return conn, events
-		}))
+		})
+		dial := srv.Dialer()
+		target.ConnectWatch = rawTarget([]string{"model"}, func(_ context.Context, addr string) (net.Conn, error) {
+			return dial("tcp", addr, 5*time.Second)
+		})
+		conformance.Run(t, target)
 	})
 	t.Run("tcp", func(t *testing.T) {
 		srv := model.NewServer(model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
@@ -33,9 +41,11 @@ func TestWireConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conformance.Run(t, wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 			return dialTCP(t, addrs, timeout)
-		}))
+		})
+		target.ConnectWatch = rawTarget(addrs, nil)
+		conformance.Run(t, target)
 	})
 	t.Run("ttl", func(t *testing.T) {
 		// The TTL rules, on a server with extended types and a 100 ms container check interval.
@@ -70,6 +80,20 @@ func dialTCP(t *testing.T, addrs []string, timeout time.Duration) (*zk.Conn, <-c
 		time.Sleep(time.Millisecond)
 	}
 	return conn, events
+}
+
+// rawTarget is Target.ConnectWatch for the project's raw wire client (the persistent-watch rules).
+func rawTarget(addrs []string, dial rawzk.DialFunc) func(*testing.T, time.Duration) (conformance.WatchConn, <-chan zk.Event) {
+	return func(t *testing.T, timeout time.Duration) (conformance.WatchConn, <-chan zk.Event) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, events, err := rawzk.Connect(ctx, addrs, timeout, dial)
+		if err != nil {
+			t.Fatalf("connect the raw client to the model: %v", err)
+		}
+		return rawzk.ZK{C: c, Timeout: 10 * time.Second}, events
+	}
 }
 
 type quietLogger struct{}

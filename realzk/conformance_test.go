@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/conformance"
+	"github.com/zkmodel/zkmodel/internal/rawzk"
 )
 
 // TestConformance runs the conformance suite on the 3-server ensemble, with
@@ -27,9 +28,22 @@ func TestConformance(t *testing.T) {
 		},
 		Expire: func(t *testing.T, conn conformance.Conn) { env.Expire(t, conn) },
 		Sever: func(t *testing.T, conn conformance.Conn) {
+			if raw, ok := conn.(rawzk.ZK); ok {
+				raw.C.Sever() // a raw client (ConnectWatch) reaches the servers directly and drops its connection itself
+				return
+			}
 			if env.session(t, conn).sever() == 0 {
 				t.Fatalf("sever %v: no connection open through its proxies", conn)
 			}
+		},
+		// The raw client, for addWatch, removeWatches and checkWatches: go-zookeeper v1.0.4 sends none of them.
+		ConnectWatch: func(t *testing.T, sessionTimeout time.Duration) (conformance.WatchConn, <-chan zk.Event) {
+			t.Helper()
+			c, events, err := rawzk.Connect(testContext(t, 20*time.Second), env.ensemble.Addrs(), sessionTimeout, nil)
+			if err != nil {
+				t.Fatalf("connect the raw client: %v", err)
+			}
+			return rawzk.ZK{C: c, Timeout: 20 * time.Second}, events
 		},
 		SuperUser: superUserOf(env.ensemble),
 		Ensemble: &conformance.Ensemble{

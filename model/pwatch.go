@@ -1,0 +1,190 @@
+package model
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/evqueue"
+)
+
+// This file is the client's side of ZooKeeper 3.6+'s persistent watches (addWatch) and of removeWatches and
+// checkWatches: requests go-zookeeper v1.0.4 cannot send, which *Conn offers with the shape go-zookeeper's
+// development branch gives AddWatch. The server's side is in core.go (addPersistentWatch, watchedBy).
+
+// The watch types RemoveWatches and CheckWatches take (Java's Watcher.WatcherType; ZooKeeper 3.8.0 knows no
+// others and answers them with a marshalling error).
+const (
+	WatcherChildren int32 = 1 // child watches (getChildren), and the child half of persistent ones
+	WatcherData     int32 = 2 // data and exist watches (getData, exists), and the data half of persistent ones
+	WatcherAny      int32 = 3 // both
+)
+
+// ErrNoWatcher is what RemoveWatches and CheckWatches return when the session has no such watch: ZooKeeper's
+// code -121, which go-zookeeper v1.0.4 has no named error for (its text is go-zookeeper's: "unknown error:
+// -121").
+var ErrNoWatcher = errNoWatcher
+
+// Client-side kinds of the watches addWatch sets, beside go-zookeeper's (watchData, watchExist, watchChild).
+const (
+	watchPersistent watchType = watchChild + 1 + iota
+	watchRecursive
+)
+
+// persistentBuffer is how many events a persistent watch's channel holds before the ones that follow wait,
+// in order, for the reader (internal/evqueue hands them over; none is ever dropped).
+const persistentBuffer = 64
+
+// AddWatch sets a persistent watch on path (addWatch, ZooKeeper 3.6+), recursive or not, and returns its
+// channel. Unlike a standard watch it stays after it fires: a persistent watch gets the events a data watch
+// and a child watch on path would get (NodeCreated, NodeDataChanged, NodeDeleted, NodeChildrenChanged); a
+// recursive one gets NodeCreated, NodeDataChanged and NodeDeleted for path and every node below it, and never
+// NodeChildrenChanged. path need not exist. The channel receives every event of the watch, in order, never
+// dropping one, until RemoveWatches with WatcherAny removes the watch or the session ends (expiry, Close):
+// its last event is then EventNotWatching, and it is closed. As on a real server, a session has one watch per
+// path and table: a later exists, getData or getChildren with a watch replaces the persistent one in its
+// table (data or child), and AddWatch replaces the standard ones and the other mode.
+func (c *Conn) AddWatch(path string, recursive bool) (<-chan zk.Event, error) {
+	if err := validatePath(path, false); err != nil {
+		return nil, err
+	}
+	r := &request{op: opAddWatch, path: path}
+	if recursive {
+		r.mode = 1
+	}
+	res, ch := c.do(r)
+	if res.err != nil {
+		return nil, res.err
+	}
+	return ch, nil
+}
+
+// RemoveWatches removes the session's watches of watcherType (WatcherChildren, WatcherData, WatcherAny) on
+// path, standard and persistent (removeWatches), or returns ErrNoWatcher if it has none. A persistent watch
+// lives in both tables: removing one type leaves the other half firing. On success the client's channels of
+// the removed kinds get EventNotWatching (State StateSyncConnected, Err nil) and are closed: child watches for
+// WatcherChildren, data and exist watches for WatcherData, and for WatcherAny those and the persistent ones.
+// The server sends nothing for a removal.
+func (c *Conn) RemoveWatches(path string, watcherType int32) error {
+	if err := validatePath(path, false); err != nil {
+		return err
+	}
+	res, _ := c.do(&request{op: opRemoveWatches, path: path, mode: watcherType})
+	return res.err
+}
+
+// CheckWatches returns nil if the session has a watch of watcherType on path (checkWatches), standard or
+// persistent, and ErrNoWatcher otherwise. A recursive watch counts only on its own path.
+func (c *Conn) CheckWatches(path string, watcherType int32) error {
+	if err := validatePath(path, false); err != nil {
+		return err
+	}
+	res, _ := c.do(&request{op: opCheckWatches, path: path, mode: watcherType})
+	return res.err
+}
+
+// registerPersistent does, when the reply to r arrives, what the client does with the persistent watches:
+// AddWatch's channel, and RemoveWatches' ending of channels. It returns AddWatch's channel.
+func (c *Conn) registerPersistent(r *request, err error) <-chan zk.Event {
+	if err != nil {
+		return nil
+	}
+	switch r.op {
+	case opAddWatch:
+		kind := watchPersistent
+		if r.mode == 1 {
+			kind = watchRecursive
+		}
+		w := evqueue.New(persistentBuffer)
+		if c.persistent == nil {
+			c.persistent = map[watchKey][]*evqueue.Queue{}
+		}
+		k := watchKey{r.path, kind}
+		c.persistent[k] = append(c.persistent[k], w)
+		return w.C()
+	case opRemoveWatches:
+		var kinds []watchType
+		switch r.mode {
+		case WatcherChildren:
+			kinds = []watchType{watchChild}
+		case WatcherData:
+			kinds = []watchType{watchData, watchExist}
+		case WatcherAny:
+			kinds = []watchType{watchData, watchExist, watchChild, watchPersistent, watchRecursive}
+		}
+		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateSyncConnected, Path: r.path}
+		for _, kind := range kinds {
+			k := watchKey{r.path, kind}
+			c.fireStandard(k, ev)
+			for _, w := range c.persistent[k] {
+				w.Push(ev)
+				w.Close()
+			}
+			delete(c.persistent, k)
+		}
+	}
+	return nil
+}
+
+// notifyPersistent hands a notification to the persistent watches it is for: those on its path, and, unless it
+// is NodeChildrenChanged, the recursive ones on its path and its ancestors.
+func (c *Conn) notifyPersistent(ev zk.Event) {
+	if len(c.persistent) == 0 {
+		return
+	}
+	for _, w := range c.persistent[watchKey{ev.Path, watchPersistent}] {
+		w.Push(ev)
+	}
+	if ev.Type == zk.EventNodeChildrenChanged {
+		return
+	}
+	for p := ev.Path; ; p = parentOf(p) {
+		for _, w := range c.persistent[watchKey{p, watchRecursive}] {
+			w.Push(ev)
+		}
+		if p == "/" {
+			break
+		}
+	}
+}
+
+// endPersistent ends every persistent watch with EventNotWatching carrying err (session expiry, Close), in
+// path order, each also announced on the session event channel, as go-zookeeper does for standard watches.
+func (c *Conn) endPersistent(err error) {
+	keys := slices.SortedFunc(func(yield func(watchKey) bool) {
+		for k := range c.persistent {
+			if !yield(k) {
+				return
+			}
+		}
+	}, func(a, b watchKey) int {
+		if n := strings.Compare(a.path, b.path); n != 0 {
+			return n
+		}
+		return int(a.kind) - int(b.kind)
+	})
+	for _, k := range keys {
+		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
+		c.sendEvent(ev)
+		for _, w := range c.persistent[k] {
+			w.Push(ev)
+			w.Close()
+		}
+	}
+	c.persistent = nil
+}
+
+// persistentLists returns the paths of the client's persistent and recursive watches, sorted, for setWatches2.
+func (c *Conn) persistentLists() (persistent, recursive []string) {
+	for k := range c.persistent {
+		switch k.kind {
+		case watchPersistent:
+			persistent = append(persistent, k.path)
+		case watchRecursive:
+			recursive = append(recursive, k.path)
+		}
+	}
+	slices.Sort(persistent)
+	slices.Sort(recursive)
+	return persistent, recursive
+}
