@@ -564,7 +564,7 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 		load := startServerLoad(ctx, x.Addrs)
 		window := by.begin()
 		start := time.Now()
-		if err := herdSleep(ctx, x.Duration); err != nil {
+		if err := sleep(ctx, x.Duration); err != nil {
 			return cell, err
 		}
 		cell.Elapsed = time.Since(start)
@@ -640,7 +640,7 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 	}
 	stopped := make(chan struct{})
 	go func() { wg.Wait(); close(stopped) }()
-	if err := herdSleep(ctx, x.Duration); err != nil {
+	if err := sleep(ctx, x.Duration); err != nil {
 		return cell, err
 	}
 	cell.Elapsed = time.Since(start)
@@ -663,15 +663,15 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 	return cell, nil
 }
 
-// herdSleep waits d or until ctx is done.
-func herdSleep(ctx context.Context, d time.Duration) error {
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("herd: %w", ctx.Err())
+		return ctx.Err()
 	}
 }
 

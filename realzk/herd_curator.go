@@ -244,7 +244,7 @@ func runCuratorCell(ctx context.Context, x HerdExperiment, s *curatorSession, by
 	start := time.Now()
 	answer := make(chan result, 1)
 	go func() { r, err := s.run(ctx, dir, x.Duration); answer <- result{r, err} }()
-	if err := herdSleep(ctx, x.Duration); err != nil {
+	if err := sleep(ctx, x.Duration); err != nil {
 		return cell, err
 	}
 	cell.Elapsed = time.Since(start)

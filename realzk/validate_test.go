@@ -47,7 +47,7 @@ const (
 
 func TestValidateNoFaults(t *testing.T) {
 	runValidation(t, validation{name: "no faults", sessionTimeout: validateShortSession, inject: func(ctx context.Context, r *validationRun) error {
-		return herdSleep(ctx, 2*time.Second)
+		return sleep(ctx, 2*time.Second)
 	}})
 }
 
@@ -191,7 +191,7 @@ func runValidationOn(t *testing.T, e validationServers, v validation) {
 	}
 	injected := make(chan error, 1)
 	go func() {
-		if err := herdSleep(ctx, validateWarmup); err != nil {
+		if err := sleep(ctx, validateWarmup); err != nil {
 			injected <- err
 			return
 		}
@@ -199,7 +199,7 @@ func runValidationOn(t *testing.T, e validationServers, v validation) {
 	}()
 	injectErr := <-injected
 	if injectErr == nil {
-		injectErr = herdSleep(ctx, validateSettle)
+		injectErr = sleep(ctx, validateSettle)
 	}
 	close(r.stop)
 	drainTimer := time.AfterFunc(validateDrain, endDrain)
@@ -490,7 +490,7 @@ func injectLeaderKill(ctx context.Context, r *validationRun) error {
 	}
 	r.faults.Add(1)
 	killed := time.Now()
-	if err := herdSleep(ctx, time.Second); err != nil {
+	if err := sleep(ctx, time.Second); err != nil {
 		return err
 	}
 	if err := r.ensemble.Restart(ctx, leader); err != nil {
@@ -549,7 +549,7 @@ func injectHolderExpiry(ctx context.Context, r *validationRun) error {
 		}
 		r.note("holder %d (session %#x) expired in its critical section, resumed %s, Unlock returned %s", holder.id, p.session,
 			map[bool]string{false: "at once", true: "after Lost() closed"}[waitedForLost], unlocked)
-		if err := herdSleep(ctx, 300*time.Millisecond); err != nil {
+		if err := sleep(ctx, 300*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -602,7 +602,7 @@ func (r *validationRun) findWaiter(ctx context.Context, holder *validationClient
 				return c, nil
 			}
 		}
-		if err := herdSleep(ctx, 10*time.Millisecond); err != nil {
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("no client queued behind the paused holder: %w", err)
 		}
 	}
@@ -648,7 +648,7 @@ func injectSeverDuringCreate(ctx context.Context, r *validationRun) error {
 		default:
 			return fmt.Errorf("create of client %d, severed, returned %v, want success or zk.ErrConnectionClosed", c.id, outcome.createErr)
 		}
-		if err := herdSleep(ctx, 200*time.Millisecond); err != nil {
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}
