@@ -171,11 +171,19 @@ func HerdClaim(res HerdResults) string {
 		n, p99(HerdWatchParent), p99(HerdRecipe), p99(HerdNone))
 }
 
+// plural returns "1 round", "3 rounds".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // herdDescription says how the results were measured.
 func herdDescription(res HerdResults) string {
-	return fmt.Sprintf("ZooKeeper 3.8, %d servers on loopback; N sessions contend with zero hold time; %v per cell, %d rounds, "+
+	return fmt.Sprintf("ZooKeeper 3.8, %d servers on loopback; N sessions contend with zero hold time; %v per cell, %s, "+
 		"the locks and the no-contention baseline alternating (each round rotates the order); %d bystander sessions at %s operations/s.",
-		res.Servers, res.Duration, res.Rounds, res.Bystanders, formatFigure(res.BystanderRate))
+		res.Servers, res.Duration, plural(res.Rounds, "round"), res.Bystanders, formatFigure(res.BystanderRate))
 }
 
 // FormatHerdMarkdown renders res as markdown: the description, the README
@@ -212,6 +220,7 @@ func herdNotes(res HerdResults) []string {
 // herdPanel is one plot of the report: a figure against N, one series per
 // variant, with min–max bars.
 type herdPanel struct {
+	name          string // file name stem of the standalone SVG
 	title, ylabel string
 	metric        HerdMetric
 	variants      []HerdVariant
@@ -222,13 +231,31 @@ type herdPanel struct {
 func herdPanels(res HerdResults) []herdPanel {
 	all := append(slices.Clone(res.Variants), HerdNone)
 	return []herdPanel{
-		{"Watch notifications per release (server-side)", "notifications / release", MetricServerNotificationsPerRelease, res.Variants, true},
-		{"Bystander p99 latency", "p99 latency (ms)", MetricBystanderP99, all, true},
-		{"Acquisitions per second (min–max bars)", "acquisitions / s", MetricAcquisitionsPerSecond, res.Variants, true},
-		{"Handoff latency p50 (release → next acquisition)", "p50 (ms)", MetricHandoffP50, res.Variants, true},
-		{"Handoff latency p99 (release → next acquisition)", "p99 (ms)", MetricHandoffP99, res.Variants, true},
-		{"Server packets received per acquisition", "packets / acquisition", MetricServerPacketsPerAcquisition, res.Variants, true},
+		{"notifications", "Watch notifications per release (server-side)", "notifications / release", MetricServerNotificationsPerRelease, res.Variants, true},
+		{"bystander-p99", "Bystander p99 latency", "p99 latency (ms)", MetricBystanderP99, all, true},
+		{"acquisitions", "Acquisitions per second (min–max bars)", "acquisitions / s", MetricAcquisitionsPerSecond, res.Variants, true},
+		{"handoff-p50", "Handoff latency p50 (release → next acquisition)", "p50 (ms)", MetricHandoffP50, res.Variants, true},
+		{"handoff-p99", "Handoff latency p99 (release → next acquisition)", "p99 (ms)", MetricHandoffP99, res.Variants, true},
+		{"server-packets", "Server packets received per acquisition", "packets / acquisition", MetricServerPacketsPerAcquisition, res.Variants, true},
 	}
+}
+
+// HerdPlot is one plot of the report as a standalone SVG document.
+type HerdPlot struct {
+	// Name is a file name stem, e.g. "bystander-p99".
+	Name string
+	// SVG is the plot.
+	SVG []byte
+}
+
+// HerdPlots returns the report's plots as standalone SVG documents, in the
+// report's order.
+func HerdPlots(res HerdResults) []HerdPlot {
+	var plots []HerdPlot
+	for _, p := range herdPanels(res) {
+		plots = append(plots, HerdPlot{Name: p.name, SVG: []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + p.svg(res) + "\n")})
+	}
+	return plots
 }
 
 // HerdHTML renders res as a self-contained HTML page: the description, the
@@ -273,9 +300,9 @@ func HerdHTML(res HerdResults, title string) []byte {
 
 // Plot geometry.
 const (
-	plotW, plotH       = 560, 380
+	plotW, plotH       = 620, 380
 	plotLeft, plotTop  = 70, 40
-	plotRight, plotBot = 170, 60 // room for the legend, and for the x axis and notes
+	plotRight, plotBot = 230, 60 // room for the legend, and for the x axis and notes
 )
 
 // svg draws the panel.

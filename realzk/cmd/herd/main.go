@@ -7,7 +7,7 @@
 // sessions do ordinary work on unrelated paths at -rate operations per
 // second (open-loop), and the servers are asked for mntr. It prints the
 // tables as markdown and writes an HTML report with inline SVG plots and
-// the same tables as markdown into -out. `make herd` runs it.
+// the same tables as markdown into -out, and each plot as an SVG file. `make herd` runs it.
 //
 // It starts its own 3-server ensemble on 127.0.0.1 (realzk), or uses the
 // one in ZK_SERVERS (whose servers must allow mntr).
@@ -161,6 +161,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := os.WriteFile(htmlPath, realzk.HerdHTML(res, realzk.HerdTitle(x.Duration)), 0o644); err != nil {
 		return fmt.Errorf("write the report: %w", err)
 	}
-	fmt.Fprintf(stdout, "\nreport: %s\ntables: %s\n", htmlPath, mdPath)
+	for _, p := range realzk.HerdPlots(res) {
+		if err := os.WriteFile(filepath.Join(opts.out, "herd-"+p.Name+".svg"), p.SVG, 0o644); err != nil {
+			return fmt.Errorf("write the plots: %w", err)
+		}
+	}
+	fmt.Fprintf(stdout, "\nreport: %s\ntables: %s\nplots: %s\n", htmlPath, mdPath, filepath.Join(opts.out, "herd-*.svg"))
 	return nil
 }
