@@ -188,7 +188,7 @@ func (m *mutant) Lock(ctx context.Context) error {
 			return errMutantLost
 		}
 		if me == 0 {
-			ok, st, _, err := m.conn.ExistsW(node)
+			ok, st, own, err := m.conn.ExistsW(node)
 			if err != nil || !ok {
 				continue
 			}
@@ -196,7 +196,7 @@ func (m *mutant) Lock(ctx context.Context) error {
 			if m.has(sessionToken) {
 				m.token = m.conn.SessionID() // the bug: a later holder may have an older session
 			}
-			m.followOwn()
+			m.followOwn(own)
 			return nil
 		}
 		ch := parent
@@ -314,24 +314,29 @@ func seqOf(name string) (int64, bool) {
 }
 
 // followOwn closes lost when the own node goes (deleted, or the session ended) — unless the holder ignores it.
-func (m *mutant) followOwn() {
+func (m *mutant) followOwn(own <-chan zk.Event) {
 	if m.has(ignoreLoss) {
 		return
 	}
 	lost, node := m.lost, m.node
 	go func() {
-		for failures := 0; ; {
-			ok, _, ch, err := m.conn.ExistsW(node)
-			if err != nil {
-				if failures++; failures < 100 && errors.Is(err, zk.ErrConnectionClosed) {
-					continue
+		// The first wait is on the watch Lock set: asking again could arrive after the node's deletion
+		// by Unlock and leave a watch on a path that never returns.
+		for failures, ch := 0, own; ; ch = nil {
+			if ch == nil {
+				ok, _, w, err := m.conn.ExistsW(node)
+				if err != nil {
+					if failures++; failures < 100 && errors.Is(err, zk.ErrConnectionClosed) {
+						continue
+					}
+					close(lost)
+					return
 				}
-				close(lost)
-				return
-			}
-			if !ok {
-				close(lost)
-				return
+				if !ok {
+					close(lost)
+					return
+				}
+				ch = w
 			}
 			ev := <-ch
 			if ev.Type == zk.EventNodeDataChanged {
