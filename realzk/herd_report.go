@@ -1,5 +1,11 @@
 package realzk
 
+// The herd's report is hand-written SVG, not a plotting library's: the plots are
+// six small line charts on a log scale, which take about 150 lines here, while
+// gonum/plot (the well-kept Go choice) would bring gonum, a font stack and image
+// encoders into the module for them and still need the dodging of coinciding
+// series and the "no data" notes written by hand.
+
 import (
 	"fmt"
 	"html"
