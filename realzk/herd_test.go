@@ -51,7 +51,10 @@ func TestHerdSmall(t *testing.T) {
 		}
 		switch c.Variant {
 		case HerdRecipe, HerdZKLock:
-			if c.Notifications > c.Releases {
+			// +1: the counts are read at the cell's end while one release may
+			// be in flight, its notification delivered and its Unlock not yet
+			// returned.
+			if c.Notifications > c.Releases+1 {
 				t.Errorf("%s: %d notifications to waiters for %d releases; want at most one per release", c.Variant, c.Notifications, c.Releases)
 			}
 		case HerdWatchParent:
@@ -61,9 +64,10 @@ func TestHerdSmall(t *testing.T) {
 		}
 		if c.Variant == HerdRecipe {
 			// 5 per contended acquisition; a cell's first acquisition may be
-			// uncontended (3), and the waiters cancelled at its end spend
-			// their create and listing without acquiring.
-			if per := c.Value(MetricRequestsPerAcquisition); !(per <= 5+float64(2*n)/float64(c.Acquisitions)) {
+			// uncontended (3), and each waiter cancelled at its end spends up
+			// to 4 (create, list, exists, the cleanup's delete) without
+			// acquiring. A 6-request lock would be well above this bound.
+			if per := c.Value(MetricRequestsPerAcquisition); !(per <= 5+float64(4*n)/float64(c.Acquisitions)) {
 				t.Errorf("recipe: %.2f requests per acquisition (%d for %d); want at most 5 and the cell's edges", per, c.Requests, c.Acquisitions)
 			}
 		}
