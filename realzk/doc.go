@@ -77,6 +77,17 @@
 // counts connections and bytes, so a test can tell when a request is in
 // flight.
 //
+// # The herd experiment
+//
+// RunHerdExperiment (cmd/herd, make herd) measures what a lock's waiters cost
+// everyone else: for each N, N sessions contend with zero hold time for the
+// recipe, check's parent-watching mutant, go-zookeeper's zk.Lock and Curator's
+// InterProcessMutex (a JVM driver, java/HerdCurator.java, compiled against
+// Debian's Curator at run time), in alternating rounds, while bystander
+// sessions do unrelated work at a fixed offered rate and the servers are read
+// with mntr. HerdCell holds one cell's figures; FormatHerdMarkdown, HerdHTML
+// and HerdPlots render them.
+//
 // # What go-zookeeper v1.0.4 does
 //
 // Measured on this harness and pinned by session_test.go and

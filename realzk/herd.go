@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,10 +19,11 @@ import (
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
-// HerdVariant names a lock the herd experiment runs.
+// HerdVariant names a lock the herd experiment runs, or the no-contention
+// baseline.
 type HerdVariant string
 
-// The locks of the herd experiment.
+// The locks of the herd experiment, and the baseline.
 const (
 	// HerdRecipe is the product's lock (package recipe): each waiter watches
 	// its predecessor only.
@@ -30,97 +34,378 @@ const (
 	// HerdZKLock is go-zookeeper's own zk.Lock (it watches its predecessor
 	// with GetW).
 	HerdZKLock HerdVariant = "zk.Lock"
+	// HerdCurator is Curator 5.4's InterProcessMutex, run by a Java driver
+	// (N sessions in one JVM) that the experiment starts.
+	HerdCurator HerdVariant = "curator"
+	// HerdNone is the baseline: the N sessions are connected but idle, and
+	// only the bystanders work.
+	HerdNone HerdVariant = "none"
 )
 
-// HerdVariants lists every variant, in the order RunHerd runs them.
-var HerdVariants = []HerdVariant{HerdRecipe, HerdWatchParent, HerdZKLock}
+// HerdVariants lists every lock, in the order the first round runs them
+// (later rounds rotate it).
+var HerdVariants = []HerdVariant{HerdRecipe, HerdWatchParent, HerdZKLock, HerdCurator}
 
-// HerdConfig describes one row of the herd experiment: N clients contending
-// with zero hold time for a fixed duration, for each variant in turn, then
-// the floor.
-type HerdConfig struct {
-	// Addrs are the ensemble's client addresses; each client gets all of
-	// them (go-zookeeper picks one at random).
+// HerdExperiment describes a herd experiment: for each N in Clients, N
+// sessions contend for one lock with zero hold time, each variant (and the
+// baseline) for Duration per round, the variants alternating round after
+// round, while Bystanders sessions do ordinary work on unrelated paths at
+// BystanderRate operations per second in all.
+type HerdExperiment struct {
+	// Addrs are the ensemble's client addresses; each session gets all of
+	// them (go-zookeeper picks one at random). The servers' load is read
+	// from them with mntr.
 	Addrs []string
-	// Clients is N, the number of contending clients (sessions); at least 2.
-	Clients int
-	// Duration is how long each variant, and the floor, runs.
+	// Clients are the numbers of contending sessions (N), each at least 2.
+	Clients []int
+	// Duration of one cell (one variant, one N, one round); at least 100ms.
 	Duration time.Duration
-	// Variants to run; nil means HerdVariants.
+	// Rounds per N; every variant runs once per round. At least 1 (the
+	// command wants 3).
+	Rounds int
+	// Variants to run; nil means HerdVariants. The baseline always runs.
 	Variants []HerdVariant
-	// SessionTimeout of the clients; 0 means 10 s.
+	// Bystanders is the number of bystander sessions (0 means 8);
+	// BystanderRate their offered load in operations per second in all
+	// (0 means 400).
+	Bystanders    int
+	BystanderRate float64
+	// SessionTimeout of every session; 0 means DefaultMaxSessionTimeout.
 	SessionTimeout time.Duration
-	// Path is the znode under which the experiment makes its lock
-	// directories; "" means "/realzk-herd".
+	// Path under which the experiment works; "" means "/realzk-herd".
 	Path string
-	// Drain makes every variant stop by letting each client finish its
-	// current acquisition (no Lock is cancelled), and count until all have:
-	// then every notification is one a release caused. Without it the
-	// figures are taken at the end of Duration and the recipe's and
-	// watch-parent's waiters are cancelled (zk.Lock cannot be, so it always
-	// drains, uncounted).
-	Drain bool
+	// Progress, when set, gets a line per cell.
+	Progress io.Writer
 }
 
-// HerdCell is what one variant did with N clients.
+// withDefaults validates x and fills in its defaults. It is all the
+// checking the experiment does before connecting anywhere.
+func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
+	if len(x.Addrs) == 0 {
+		return x, errors.New("herd: no server addresses: set HerdExperiment.Addrs")
+	}
+	if len(x.Clients) == 0 {
+		return x, errors.New("herd: no numbers of clients: set HerdExperiment.Clients, e.g. 10,50,200,500")
+	}
+	for _, n := range x.Clients {
+		if n < 2 {
+			return x, fmt.Errorf("herd: %d clients: want at least 2 to contend", n)
+		}
+	}
+	if x.Duration < 100*time.Millisecond {
+		return x, fmt.Errorf("herd: cell duration %v: want at least 100ms", x.Duration)
+	}
+	if x.Rounds < 1 {
+		return x, fmt.Errorf("herd: %d rounds: want at least 1", x.Rounds)
+	}
+	if x.Variants == nil {
+		x.Variants = HerdVariants
+	}
+	if len(x.Variants) == 0 {
+		return x, fmt.Errorf("herd: no variants: want some of %v", HerdVariants)
+	}
+	for i, v := range x.Variants {
+		if !slices.Contains(HerdVariants, v) {
+			return x, fmt.Errorf("herd: unknown variant %q (known: %v)", v, HerdVariants)
+		}
+		if slices.Contains(x.Variants[:i], v) {
+			return x, fmt.Errorf("herd: variant %q given twice", v)
+		}
+	}
+	if x.Bystanders == 0 {
+		x.Bystanders = 8
+	}
+	if x.BystanderRate == 0 {
+		x.BystanderRate = 400
+	}
+	if x.Bystanders < 1 {
+		return x, fmt.Errorf("herd: %d bystanders: want at least 1", x.Bystanders)
+	}
+	if math.IsNaN(x.BystanderRate) || x.BystanderRate < 1 || x.BystanderRate > 100000 {
+		return x, fmt.Errorf("herd: bystander rate %v/s: want between 1 and 100000 operations per second", x.BystanderRate)
+	}
+	if x.SessionTimeout == 0 {
+		x.SessionTimeout = DefaultMaxSessionTimeout
+	}
+	if x.SessionTimeout < 0 {
+		return x, fmt.Errorf("herd: session timeout %v: want a positive duration", x.SessionTimeout)
+	}
+	if x.Path == "" {
+		x.Path = "/realzk-herd"
+	}
+	if !strings.HasPrefix(x.Path, "/") || strings.HasSuffix(x.Path, "/") {
+		return x, fmt.Errorf("herd: path %q: want an absolute ZooKeeper path such as /realzk-herd", x.Path)
+	}
+	return x, nil
+}
+
+// Validate checks x as RunHerdExperiment would, without connecting.
+func (x HerdExperiment) Validate() error {
+	_, err := x.withDefaults()
+	return err
+}
+
+// HerdCell is what one variant (or the baseline) did with N clients in one
+// round.
 type HerdCell struct {
 	Variant HerdVariant
 	Clients int
+	Round   int
 	Elapsed time.Duration
-	// Acquisitions are successful Lock calls, Releases successful Unlock
-	// calls.
+	// Acquisitions are Lock calls that succeeded within the cell, Releases
+	// their successful Unlock calls.
 	Acquisitions, Releases int64
-	// Notifications are the watch events the ensemble delivered to the
-	// clients about nodes other than their own lock nodes: what waiters
-	// were woken with.
+	// Notifications are the watch events the lock sessions received about
+	// nodes other than their own lock nodes (what waiters were woken with),
+	// counted by the clients; -1 where not counted (Curator).
 	Notifications int64
+	// Requests are the requests the lock sessions sent (pings and connect
+	// requests excepted), counted on their connections; -1 where not
+	// counted (Curator).
+	Requests int64
+	// HandoffP50 and HandoffP99 are percentiles of the time from a release
+	// (Unlock called) to the next acquisition (Lock returned), over
+	// Handoffs handoffs.
+	HandoffP50, HandoffP99 time.Duration
+	Handoffs               int
+	// Bystanders is what the bystander sessions saw during the cell.
+	Bystanders BystanderStats
+	// Server is the servers' own account of the cell.
+	Server ServerLoad
+	// Err says why the cell has no data ("" when it has).
+	Err string
 }
 
-// NotificationsPerRelease is Notifications / Releases (0 without releases).
-func (c HerdCell) NotificationsPerRelease() float64 {
-	if c.Releases == 0 {
-		return 0
+// HerdMetric is a figure derived from a cell.
+type HerdMetric int
+
+// The figures of a cell.
+const (
+	MetricAcquisitionsPerSecond HerdMetric = iota
+	MetricNotificationsPerRelease
+	MetricServerNotificationsPerRelease
+	MetricRequestsPerAcquisition
+	MetricServerPacketsPerAcquisition
+	MetricServerPacketsSentPerRelease
+	MetricHandoffP50
+	MetricHandoffP99
+	MetricBystanderP50
+	MetricBystanderP99
+	MetricBystanderMax
+	MetricBystanderErrors
+	MetricMaxOutstanding
+	MetricMaxWatches
+)
+
+// Value returns the figure m of c, or NaN when the cell has none (no data,
+// not counted for this lock, no releases, or the baseline for a lock
+// figure). Latencies are in milliseconds.
+func (c HerdCell) Value(m HerdMetric) float64 {
+	nan := math.NaN()
+	if c.Err != "" {
+		return nan
 	}
-	return float64(c.Notifications) / float64(c.Releases)
-}
-
-// AcquisitionsPerSecond is Acquisitions / Elapsed.
-func (c HerdCell) AcquisitionsPerSecond() float64 {
-	return perSecond(c.Acquisitions, c.Elapsed)
-}
-
-// HerdFloor is the floor of a row: the same N clients, in turn, doing what
-// any ZooKeeper lock's handoff needs at least — one write (the release)
-// followed by one read by the next client (learning of it) — one pair at a
-// time. Its rate bounds handoffs per second from above.
-type HerdFloor struct {
-	Clients  int
-	Elapsed  time.Duration
-	Handoffs int64 // write-then-read pairs done
-}
-
-// HandoffsPerSecond is Handoffs / Elapsed.
-func (f HerdFloor) HandoffsPerSecond() float64 { return perSecond(f.Handoffs, f.Elapsed) }
-
-func perSecond(n int64, d time.Duration) float64 {
-	if d <= 0 {
-		return 0
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	per := func(n, d int64) float64 {
+		if n < 0 || d <= 0 {
+			return nan
+		}
+		return float64(n) / float64(d)
 	}
-	return float64(n) / d.Seconds()
+	lock := c.Variant != HerdNone
+	switch m {
+	case MetricAcquisitionsPerSecond:
+		if !lock || c.Elapsed <= 0 {
+			return nan
+		}
+		return float64(c.Acquisitions) / c.Elapsed.Seconds()
+	case MetricNotificationsPerRelease:
+		return per(c.Notifications, c.Releases)
+	case MetricServerNotificationsPerRelease:
+		return per(c.Server.WatchEvents-c.Bystanders.WatchEvents, c.Releases)
+	case MetricRequestsPerAcquisition:
+		return per(c.Requests, c.Acquisitions)
+	case MetricServerPacketsPerAcquisition:
+		return per(c.Server.PacketsReceived-c.Bystanders.Ops, c.Acquisitions)
+	case MetricServerPacketsSentPerRelease:
+		return per(c.Server.PacketsSent-c.Bystanders.Ops, c.Releases)
+	case MetricHandoffP50, MetricHandoffP99:
+		if !lock || c.Handoffs == 0 {
+			return nan
+		}
+		if m == MetricHandoffP50 {
+			return ms(c.HandoffP50)
+		}
+		return ms(c.HandoffP99)
+	case MetricBystanderP50, MetricBystanderP99, MetricBystanderMax:
+		if c.Bystanders.Ops == 0 {
+			return nan
+		}
+		return ms(map[HerdMetric]time.Duration{MetricBystanderP50: c.Bystanders.P50, MetricBystanderP99: c.Bystanders.P99, MetricBystanderMax: c.Bystanders.Max}[m])
+	case MetricBystanderErrors:
+		return float64(c.Bystanders.Errors)
+	case MetricMaxOutstanding:
+		return float64(c.Server.MaxOutstanding)
+	case MetricMaxWatches:
+		return float64(c.Server.MaxWatches)
+	}
+	return nan
 }
 
-// HerdRow is one N: a cell per variant, and the floor.
-type HerdRow struct {
-	Clients int
-	Cells   []HerdCell
-	Floor   HerdFloor
+// HerdResults are the cells of an experiment, in the order they ran.
+type HerdResults struct {
+	Clients        []int
+	Variants       []HerdVariant // the locks, in the first round's order
+	Rounds         int
+	Duration       time.Duration
+	Bystanders     int
+	BystanderRate  float64
+	Servers        int
+	SessionTimeout time.Duration
+	Cells          []HerdCell
 }
 
-// herdClient is one session of the experiment, counting the watch
-// notifications it receives.
+// Spread returns metric m over the rounds of variant v with n clients.
+func (r HerdResults) Spread(v HerdVariant, n int, m HerdMetric) Spread {
+	var values []float64
+	for _, c := range r.Cells {
+		if c.Variant == v && c.Clients == n {
+			values = append(values, c.Value(m))
+		}
+	}
+	return SpreadOf(values)
+}
+
+// roundOrder is the order of round r: the variants and the baseline,
+// rotated by r, so that each takes every position in turn.
+func roundOrder(variants []HerdVariant, r int) []HerdVariant {
+	all := append(slices.Clone(variants), HerdNone)
+	k := r % len(all)
+	return append(all[k:], all[:k]...)
+}
+
+// RunHerdExperiment runs x on the ensemble at x.Addrs. A cell that fails
+// (a lock's error, the Curator driver missing) is recorded with its Err and
+// the experiment goes on; errors that leave nothing to measure (no
+// connection) end it.
+func RunHerdExperiment(ctx context.Context, x HerdExperiment) (HerdResults, error) {
+	x, err := x.withDefaults()
+	if err != nil {
+		return HerdResults{}, err
+	}
+	res := HerdResults{Clients: x.Clients, Variants: x.Variants, Rounds: x.Rounds, Duration: x.Duration,
+		Bystanders: x.Bystanders, BystanderRate: x.BystanderRate, Servers: len(x.Addrs), SessionTimeout: x.SessionTimeout}
+	progress := func(format string, args ...any) {
+		if x.Progress != nil {
+			fmt.Fprintf(x.Progress, "herd: "+format+"\n", args...)
+		}
+	}
+	var id [4]byte
+	_, _ = rand.Read(id[:])
+	run := fmt.Sprintf("%s/%s", x.Path, hex.EncodeToString(id[:]))
+
+	by, err := startBystanders(ctx, x, run+"/bystanders")
+	if err != nil {
+		return res, err
+	}
+	defer by.close()
+	admin := by.clients[0]
+	defer deleteTreeQuietly(admin, run)
+
+	var curator *curatorDriver
+	var curatorErr error
+	defer func() {
+		if curator != nil {
+			curator.close()
+		}
+	}()
+	if slices.Contains(x.Variants, HerdCurator) {
+		curator, curatorErr = newCuratorDriver(ctx)
+		if curatorErr != nil {
+			progress("Curator cells will have no data: %v", curatorErr)
+		}
+	}
+
+	total, done := len(x.Clients)*x.Rounds*(len(x.Variants)+1), 0
+	started := time.Now()
+	for _, n := range x.Clients {
+		progress("N=%d: connecting %d sessions", n, n)
+		clients, err := connectHerd(ctx, x, n)
+		if err != nil {
+			closeHerd(clients)
+			return res, err
+		}
+		var session *curatorSession
+		if curator != nil && curatorErr == nil {
+			session, err = curator.start(ctx, x.Addrs, n, x.SessionTimeout)
+			if err != nil {
+				progress("N=%d: Curator cells will have no data: %v", n, err)
+			}
+		}
+		for r := range x.Rounds {
+			for _, v := range roundOrder(x.Variants, r) {
+				dir := fmt.Sprintf("%s/n%d-r%d-%s", run, n, r, dirName(v))
+				var cell HerdCell
+				switch {
+				case v == HerdCurator && session == nil:
+					cell = HerdCell{Err: "the Curator driver did not start"}
+					if curatorErr != nil {
+						cell.Err = curatorErr.Error()
+					} else if err != nil {
+						cell.Err = err.Error()
+					}
+				case v == HerdCurator:
+					cell, err = runCuratorCell(ctx, x, session, by, dir)
+				default:
+					cell, err = runGoCell(ctx, x, clients, by, v, dir)
+				}
+				if err != nil {
+					cell.Err = err.Error()
+				}
+				cell.Variant, cell.Clients, cell.Round = v, n, r+1
+				res.Cells = append(res.Cells, cell)
+				deleteTreeQuietly(admin, dir)
+				done++
+				eta := time.Duration(float64(time.Since(started)) / float64(done) * float64(total-done)).Round(time.Second)
+				progress("%3d/%d N=%-4d round %d %-12s %s (about %v left)", done, total, n, r+1, v, cellSummary(cell), eta)
+				if ctx.Err() != nil {
+					closeHerd(clients)
+					if session != nil {
+						session.close()
+					}
+					return res, fmt.Errorf("herd: %w", ctx.Err())
+				}
+			}
+		}
+		closeHerd(clients)
+		if session != nil {
+			session.close()
+		}
+	}
+	return res, nil
+}
+
+// cellSummary is a cell's progress line.
+func cellSummary(c HerdCell) string {
+	if c.Err != "" {
+		return "no data: " + c.Err
+	}
+	by := fmt.Sprintf("bystander p99 %.1fms", c.Value(MetricBystanderP99))
+	if c.Variant == HerdNone {
+		return by
+	}
+	return fmt.Sprintf("%.0f acq/s, %.2f server notifications/release, %s", c.Value(MetricAcquisitionsPerSecond), c.Value(MetricServerNotificationsPerRelease), by)
+}
+
+// dirName turns a variant's name into a znode name.
+func dirName(v HerdVariant) string { return strings.ReplaceAll(string(v), ".", "-") }
+
+// herdClient is one lock session of the experiment, counting the watch
+// notifications it receives and the requests it sends.
 type herdClient struct {
-	conn *zk.Conn
-	sink atomic.Pointer[atomic.Int64] // where notifications are counted; nil: not counted
+	conn     *zk.Conn
+	sink     atomic.Pointer[atomic.Int64] // where notifications are counted; nil: not counted
+	requests atomic.Pointer[atomic.Int64] // where requests are counted; nil: not counted
 
 	mu  sync.Mutex
 	own map[string]bool // lock nodes this client created whose watch has not fired
@@ -173,7 +458,7 @@ type herdLocker interface {
 
 // zkLock adapts go-zookeeper's zk.Lock, which takes no context: Lock
 // returns only when the lock is held or the connection fails, so its
-// clients are stopped by draining.
+// waiters are drained, not cancelled, at the end of a cell.
 type zkLock struct{ lock *zk.Lock }
 
 func (l zkLock) Lock(context.Context) error   { return l.lock.Lock() }
@@ -193,109 +478,46 @@ func newHerdLocker(variant HerdVariant, c *herdClient, dir string) (herdLocker, 
 	case HerdZKLock:
 		return zkLock{zk.NewLock(c.conn, dir, zk.WorldACL(zk.PermAll))}, nil
 	}
-	return nil, fmt.Errorf("herd: unknown variant %q (known: %v)", variant, HerdVariants)
+	return nil, fmt.Errorf("herd: %q is not a Go lock (Go locks: %v)", variant, []HerdVariant{HerdRecipe, HerdWatchParent, HerdZKLock})
 }
 
-// RunHerd runs one row of the herd experiment on the ensemble at
-// cfg.Addrs: it connects cfg.Clients sessions, runs each variant on a lock
-// directory of its own for cfg.Duration with every client looping Lock,
-// Unlock (zero hold time), then measures the floor with the same clients,
-// and closes them.
-func RunHerd(ctx context.Context, cfg HerdConfig) (HerdRow, error) {
-	if len(cfg.Addrs) == 0 {
-		return HerdRow{}, errors.New("herd: no server addresses: set HerdConfig.Addrs")
-	}
-	if cfg.Clients < 2 {
-		return HerdRow{}, fmt.Errorf("herd: %d clients: want at least 2 to contend", cfg.Clients)
-	}
-	if cfg.Duration <= 0 {
-		return HerdRow{}, fmt.Errorf("herd: duration %v: want a positive duration", cfg.Duration)
-	}
-	if cfg.Variants == nil {
-		cfg.Variants = HerdVariants
-	}
-	for _, v := range cfg.Variants {
-		if !slices.Contains(HerdVariants, v) {
-			return HerdRow{}, fmt.Errorf("herd: unknown variant %q (known: %v)", v, HerdVariants)
-		}
-	}
-	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = 10 * time.Second
-	}
-	if cfg.Path == "" {
-		cfg.Path = "/realzk-herd"
-	}
-
-	clients, err := connectHerd(ctx, cfg)
-	defer func() {
-		for _, c := range clients {
-			c.conn.Close()
-		}
-	}()
-	if err != nil {
-		return HerdRow{}, err
-	}
-	admin := clients[0].conn
-	if err := createPath(admin, cfg.Path); err != nil {
-		return HerdRow{}, err
-	}
-	var id [4]byte
-	_, _ = rand.Read(id[:])
-	run := fmt.Sprintf("%s/n%d-%s", cfg.Path, cfg.Clients, hex.EncodeToString(id[:]))
-	if err := createPath(admin, run); err != nil {
-		return HerdRow{}, err
-	}
-	defer deleteTreeQuietly(admin, run)
-
-	row := HerdRow{Clients: cfg.Clients}
-	for _, variant := range cfg.Variants {
-		dir := fmt.Sprintf("%s/%s", run, dirName(variant))
-		if err := createPath(admin, dir); err != nil {
-			return row, err
-		}
-		cell, err := runHerdCell(ctx, cfg, clients, variant, dir)
-		if err != nil {
-			return row, err
-		}
-		row.Cells = append(row.Cells, cell)
-	}
-	row.Floor, err = runHerdFloor(ctx, cfg, clients, run+"/floor")
-	return row, err
-}
-
-// dirName turns a variant's name into a znode name.
-func dirName(v HerdVariant) string {
-	name := []byte(v)
-	for i, b := range name {
-		if b == '.' {
-			name[i] = '-'
-		}
-	}
-	return string(name)
-}
-
-// connectHerd opens cfg.Clients sessions and waits until each has its
-// session. It returns the clients opened so far on error too.
-func connectHerd(ctx context.Context, cfg HerdConfig) ([]*herdClient, error) {
-	clients := make([]*herdClient, 0, cfg.Clients)
-	for i := range cfg.Clients {
+// connectHerd opens n lock sessions and waits until each has its session.
+// It returns the clients opened so far on error too.
+func connectHerd(ctx context.Context, x HerdExperiment, n int) ([]*herdClient, error) {
+	clients := make([]*herdClient, 0, n)
+	for i := range n {
 		c := &herdClient{own: map[string]bool{}}
-		conn, _, err := zk.Connect(cfg.Addrs, cfg.SessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quietZKLogger{}), zk.WithEventCallback(c.onEvent))
+		conn, _, err := zk.Connect(x.Addrs, x.SessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quietZKLogger{}),
+			zk.WithEventCallback(c.onEvent), zk.WithDialer(countingDialer(&c.requests)))
 		if err != nil {
-			return clients, fmt.Errorf("herd: connect client %d to %v: %w", i, cfg.Addrs, err)
+			return clients, fmt.Errorf("herd: connect client %d to %v: %w", i, x.Addrs, err)
 		}
 		c.conn = conn
 		clients = append(clients, c)
 	}
 	for i, c := range clients {
-		for c.conn.State() != zk.StateHasSession {
-			if ctx.Err() != nil {
-				return clients, fmt.Errorf("herd: client %d has no session (state %v): %w", i, c.conn.State(), ctx.Err())
-			}
-			time.Sleep(5 * time.Millisecond)
+		if err := awaitSession(ctx, c.conn); err != nil {
+			return clients, fmt.Errorf("herd: client %d: %w", i, err)
 		}
 	}
 	return clients, nil
+}
+
+// awaitSession waits until conn has its session.
+func awaitSession(ctx context.Context, conn *zk.Conn) error {
+	for conn.State() != zk.StateHasSession {
+		if ctx.Err() != nil {
+			return fmt.Errorf("no session (state %v): %w", conn.State(), ctx.Err())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+func closeHerd(clients []*herdClient) {
+	for _, c := range clients {
+		c.conn.Close()
+	}
 }
 
 // quietZKLogger drops go-zookeeper's log lines.
@@ -303,52 +525,106 @@ type quietZKLogger struct{}
 
 func (quietZKLogger) Printf(string, ...any) {}
 
-// runHerdCell runs one variant with every client on dir.
-func runHerdCell(ctx context.Context, cfg HerdConfig, clients []*herdClient, variant HerdVariant, dir string) (HerdCell, error) {
-	var notifications, acquisitions, releases atomic.Int64
+// handoffs records the time from each release to the next acquisition.
+type handoffs struct {
+	mu          sync.Mutex
+	lastRelease time.Time
+	samples     []time.Duration
+}
+
+// acquired notes an acquisition at now; it counts only while in the cell.
+func (h *handoffs) acquired(now time.Time, inCell bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if inCell && !h.lastRelease.IsZero() {
+		h.samples = append(h.samples, now.Sub(h.lastRelease))
+	}
+}
+
+// releasing notes that the holder calls Unlock now.
+func (h *handoffs) releasing(now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastRelease = now
+}
+
+func (h *handoffs) fill(c *HerdCell) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c.Handoffs, c.HandoffP50, c.HandoffP99 = len(h.samples), Percentile(h.samples, 50), Percentile(h.samples, 99)
+}
+
+// runGoCell runs one Go lock (or the baseline) with every client on dir
+// for x.Duration: each client loops Lock, Unlock with zero hold time.
+// Figures are taken at the end of the cell; then the recipe's and
+// watch-parent's waiters are cancelled and zk.Lock's drained.
+func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by *bystanders, variant HerdVariant, dir string) (HerdCell, error) {
+	cell := HerdCell{Variant: variant, Clients: len(clients), Notifications: -1, Requests: -1}
+	if variant == HerdNone {
+		load := startServerLoad(ctx, x.Addrs)
+		window := by.begin()
+		start := time.Now()
+		if err := sleep(ctx, x.Duration); err != nil {
+			return cell, err
+		}
+		cell.Elapsed = time.Since(start)
+		cell.Server = load.end(ctx)
+		cell.Bystanders = by.end(window)
+		return cell, nil
+	}
+	if err := createPath(clients[0].conn, dir); err != nil {
+		return cell, err
+	}
+	var notifications, requests, acquisitions, releases atomic.Int64
 	lockers := make([]herdLocker, len(clients))
 	for i, c := range clients {
 		var err error
 		if lockers[i], err = newHerdLocker(variant, c, dir); err != nil {
-			return HerdCell{}, err
+			return cell, err
 		}
 		c.sink.Store(&notifications)
+		c.requests.Store(&requests)
 	}
 	defer func() {
 		for _, c := range clients {
 			c.sink.Store(nil)
+			c.requests.Store(nil)
 		}
 	}()
 
 	lockCtx, cancelLocks := context.WithCancel(ctx)
 	defer cancelLocks()
-	stop := make(chan struct{})
 	var (
 		wg       sync.WaitGroup
 		failMu   sync.Mutex
 		failures []error
+		hand     handoffs
 	)
 	fail := func(err error) {
 		failMu.Lock()
 		defer failMu.Unlock()
 		failures = append(failures, err)
 	}
+	load := startServerLoad(ctx, x.Addrs)
+	window := by.begin()
 	start := time.Now()
+	deadline := start.Add(x.Duration)
 	for i, l := range lockers {
 		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for time.Now().Before(deadline) {
 				if err := l.Lock(lockCtx); err != nil {
 					if lockCtx.Err() == nil {
 						fail(fmt.Errorf("client %d: Lock: %w", i, err))
 					}
 					return
 				}
-				acquisitions.Add(1)
+				now := time.Now()
+				inCell := now.Before(deadline)
+				hand.acquired(now, inCell)
+				if inCell {
+					acquisitions.Add(1)
+				}
+				hand.releasing(time.Now())
 				unlockCtx, cancel := context.WithTimeout(ctx, time.Minute)
 				err := l.Unlock(unlockCtx)
 				cancel()
@@ -356,37 +632,30 @@ func runHerdCell(ctx context.Context, cfg HerdConfig, clients []*herdClient, var
 					fail(fmt.Errorf("client %d: Unlock: %w", i, err))
 					return
 				}
-				releases.Add(1)
+				if inCell {
+					releases.Add(1)
+				}
 			}
 		})
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-
-	cell := HerdCell{Variant: variant, Clients: len(clients)}
-	snapshot := func() {
-		cell.Elapsed = time.Since(start)
-		cell.Acquisitions, cell.Releases, cell.Notifications = acquisitions.Load(), releases.Load(), notifications.Load()
+	stopped := make(chan struct{})
+	go func() { wg.Wait(); close(stopped) }()
+	if err := sleep(ctx, x.Duration); err != nil {
+		return cell, err
+	}
+	cell.Elapsed = time.Since(start)
+	cell.Acquisitions, cell.Releases = acquisitions.Load(), releases.Load()
+	cell.Notifications, cell.Requests = notifications.Load(), requests.Load()
+	cell.Server = load.end(ctx)
+	cell.Bystanders = by.end(window)
+	hand.fill(&cell)
+	if variant != HerdZKLock {
+		cancelLocks()
 	}
 	select {
-	case <-time.After(cfg.Duration):
-	case <-done:
-	case <-ctx.Done():
-	}
-	close(stop)
-	if !cfg.Drain {
-		snapshot()
-		if variant != HerdZKLock {
-			cancelLocks()
-		}
-	}
-	select {
-	case <-done:
+	case <-stopped:
 	case <-ctx.Done():
 		return cell, fmt.Errorf("herd: %s with %d clients: the clients did not stop: %w", variant, len(clients), ctx.Err())
-	}
-	if cfg.Drain {
-		snapshot()
 	}
 	if err := errors.Join(failures...); err != nil {
 		return cell, fmt.Errorf("herd: %s with %d clients: %w", variant, len(clients), err)
@@ -394,29 +663,16 @@ func runHerdCell(ctx context.Context, cfg HerdConfig, clients []*herdClient, var
 	return cell, nil
 }
 
-// runHerdFloor measures the floor on node: client k writes it, client k+1
-// reads it, one pair at a time, for cfg.Duration.
-func runHerdFloor(ctx context.Context, cfg HerdConfig, clients []*herdClient, node string) (HerdFloor, error) {
-	if _, err := clients[0].conn.Create(node, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return HerdFloor{}, fmt.Errorf("herd: floor: create %s: %w", node, err)
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	floor := HerdFloor{Clients: len(clients)}
-	start := time.Now()
-	for k := 0; time.Since(start) < cfg.Duration; k++ {
-		if err := ctx.Err(); err != nil {
-			return floor, fmt.Errorf("herd: floor: %w", err)
-		}
-		writer, reader := clients[k%len(clients)].conn, clients[(k+1)%len(clients)].conn
-		if _, err := writer.Set(node, []byte{byte(k)}, -1); err != nil {
-			return floor, fmt.Errorf("herd: floor: set %s: %w", node, err)
-		}
-		if _, _, err := reader.Get(node); err != nil {
-			return floor, fmt.Errorf("herd: floor: get %s: %w", node, err)
-		}
-		floor.Handoffs++
-	}
-	floor.Elapsed = time.Since(start)
-	return floor, nil
 }
 
 // createPath creates path and its missing parents (persistent, empty).
