@@ -32,12 +32,48 @@ type figures struct {
 	// persistent counts the sequences with raw clients; addWatch, removeWatches and checkWatches their ops
 	// of those kinds, and persistentEvents what persistent watch channels received.
 	persistent, addWatch, removeWatches, checkWatches, persistentEvents atomic.Int64
+	// addAuth counts addAuth ops, authFailed those the real server refused (its connection closed);
+	// getACL and setACL those ops, aclCreates the creates (multis' included) that sent an ACL other than
+	// world:anyone; noAuth and invalidACL the real side's results that were ErrNoAuth or ErrInvalidACL.
+	addAuth, authFailed, getACL, setACL, aclCreates, noAuth, invalidACL atomic.Int64
+}
+
+// countACL adds up a compared sequence's ACL figures (what the real side answered).
+func (f *figures) countACL(seq Sequence, real *Transcript) {
+	for _, op := range seq.Ops {
+		switch op.Kind {
+		case AddAuth:
+			f.addAuth.Add(1)
+		case GetACL:
+			f.getACL.Add(1)
+		case SetACL:
+			f.setACL.Add(1)
+		case Create:
+			if !op.NilACL && op.ACL != 0 {
+				f.aclCreates.Add(1)
+			}
+		case Multi:
+			for _, sub := range op.Ops {
+				if sub.Kind == Create && !sub.NilACL && sub.ACL != 0 {
+					f.aclCreates.Add(1)
+				}
+			}
+		}
+	}
+	for _, st := range real.Steps {
+		if st.Op.Kind == AddAuth && st.Result == "err=ErrAuthFailed" {
+			f.authFailed.Add(1)
+		}
+		f.noAuth.Add(int64(strings.Count(st.Result, "ErrNoAuth")))
+		f.invalidACL.Add(int64(strings.Count(st.Result, "ErrInvalidACL")))
+	}
 }
 
 func (f *figures) log(t *testing.T) {
-	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run; %d sequences with raw clients: %d addWatch, %d removeWatches, %d checkWatches ops, %d events on persistent watch channels",
+	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run; %d sequences with raw clients: %d addWatch, %d removeWatches, %d checkWatches ops, %d events on persistent watch channels; %d addAuth (%d refused: unknown scheme), %d getACL, %d setACL ops, %d creates with an ACL other than world:anyone, %d results ErrNoAuth, %d ErrInvalidACL",
 		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load(),
-		f.persistent.Load(), f.addWatch.Load(), f.removeWatches.Load(), f.checkWatches.Load(), f.persistentEvents.Load())
+		f.persistent.Load(), f.addWatch.Load(), f.removeWatches.Load(), f.checkWatches.Load(), f.persistentEvents.Load(),
+		f.addAuth.Load(), f.authFailed.Load(), f.getACL.Load(), f.setACL.Load(), f.aclCreates.Load(), f.noAuth.Load(), f.invalidACL.Load())
 }
 
 // pair runs sequences on the model and on the shared real ensemble, each under a fresh base path.
@@ -109,6 +145,7 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 		}
 		p.figs.persistentEvents.Add(int64(persistentEvents(real)))
 	}
+	p.figs.countACL(seq, real)
 	p.figs.unsettled.Add(int64(model.Unsettled + wire.Unsettled + real.Unsettled))
 	if diff = Compare(model, real); diff != "" {
 		p.figs.mismatches.Add(1)
@@ -209,6 +246,26 @@ func addWatch(s int, path string, recursive bool) Op {
 }
 func watches(kind Kind, s int, path string, typ int32) Op {
 	return Op{Kind: kind, Session: s, Path: path, Mode: typ}
+}
+func addAuth(s int, scheme, auth string) Op {
+	return Op{Kind: AddAuth, Session: s, Scheme: scheme, Data: []byte(auth)}
+}
+func createACL(s int, path string, acl string) Op {
+	return Op{Kind: Create, Session: s, Path: path, ACL: aclIndex(acl)}
+}
+func setACL(s int, path string, acl string, version int32) Op {
+	return Op{Kind: SetACL, Session: s, Path: path, ACL: aclIndex(acl), Version: version}
+}
+func getACL(s int, path string) Op { return Op{Kind: GetACL, Session: s, Path: path} }
+
+// aclIndex returns the index of the named ACL in aclPool.
+func aclIndex(name string) int {
+	for i, a := range aclPool {
+		if a.name == name {
+			return i
+		}
+	}
+	panic("no ACL named " + name + " in aclPool")
 }
 
 // scenarios are hand-written sequences for the behaviours a fake is most likely to get wrong; each
@@ -315,6 +372,23 @@ var scenarios = []struct {
 		create(2, "u", 0, ""),
 		multi(1, Op{Kind: Check, Path: "nope", Version: 0}, Op{Kind: Create, Path: "f", Flags: zk.FlagPersistentSequentialWithTTL}),
 		create(2, "t", 0, ""),
+	}}},
+	{"acls-and-auth", Sequence{Sessions: 3, Ops: []Op{
+		addAuth(1, "digest", "alice:alice-secret"), createACL(1, "a", "alice"), read(Get, 2, "a", false), getACL(2, "a"),
+		getACL(1, "a"), createACL(1, "b", "alice+world-read"), getACL(2, "b"), read(Get, 2, "b", true), set(1, "b", -1, []byte("x")),
+		createACL(2, "c", "world-admin+bob-read"), getACL(3, "c"), read(Get, 3, "c", false), addAuth(3, "digest", "bob:bob-secret"),
+		read(Get, 3, "c", false), setACL(3, "c", "open", 1), setACL(3, "c", "auth", 0), getACL(3, "c"), setACL(3, "c", "open", 0),
+		createACL(2, "p", "no-create-delete"), create(2, "p/x", 0, ""), del(2, "p", -1), createACL(2, "d", "auth"),
+		createACL(3, "d", "auth-read+world-write"), getACL(1, "d"), set(1, "d", -1, []byte("w")), read(Get, 1, "d", false),
+		createACL(1, "i", "ip"), read(Get, 2, "i", false), createACL(1, "n", "none"), getACL(1, "n"), del(2, "n", -1),
+		createACL(1, "n", "none"),
+	}}},
+	{"acl-filtered-watches-and-auth-across-reconnects", Sequence{Sessions: 2, Ops: []Op{
+		addAuth(1, "digest", "alice:alice-secret"), createACL(1, "a", "alice"), read(Exists, 2, "a", true), read(Children, 2, "", true),
+		set(1, "a", -1, []byte("1")), read(Exists, 2, "b", true), createACL(1, "b", "alice"), sever(1), read(Get, 1, "a", false),
+		addAuth(2, "foo", "bar"), read(Get, 2, "a", false), addAuth(1, "digest", "alice:wrong"), read(Get, 1, "a", false),
+		addAuth(2, "ip", "127.0.0.1"), createACL(1, "a/x", "alice"), setACL(1, "a", "no-create-delete", -1),
+		create(1, "a/y", 0, ""), del(1, "a/x", -1),
 	}}},
 	{"persistent-watches-beside-standard-ones", Sequence{Sessions: 2, Persistent: true, Ops: []Op{
 		create(1, "a", 0, ""), addWatch(1, "a", true), read(Get, 1, "a", true), read(Get, 1, "a/x", true),

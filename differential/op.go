@@ -29,12 +29,17 @@ const (
 	AddWatch
 	RemoveWatches
 	CheckWatches
+	// Authentication and ACLs.
+	AddAuth
+	GetACL
+	SetACL
 )
 
 var kindNames = [...]string{
 	Create: "create", Delete: "delete", Set: "set", Exists: "exists", Get: "get", Children: "children",
 	Multi: "multi", Sync: "sync", Close: "close", Sever: "sever", Check: "check",
 	AddWatch: "addWatch", RemoveWatches: "removeWatches", CheckWatches: "checkWatches",
+	AddAuth: "addAuth", GetACL: "getACL", SetACL: "setACL",
 }
 
 // String returns the operation's name.
@@ -56,6 +61,8 @@ type Op struct {
 	Version int32
 	Watch   bool   // Exists, Get, Children: the W variant
 	NilACL  bool   // Create: send no ACL
+	ACL     int    // Create, SetACL: the ACL sent, an index in aclPool (0, the default, is world:anyone with every permission)
+	Scheme  string // AddAuth: the scheme; Data holds the credentials
 	Ops     []Op   // Multi: Create, Delete, Set and Check operations (Session unused)
 	Mode    int32  // AddWatch: 0 persistent, 1 recursive; RemoveWatches, CheckWatches: the watcher type (1 children, 2 data, 3 any)
 	Comment string // why a hand-written scenario does this, for transcripts
@@ -87,6 +94,8 @@ func (o Op) body() string {
 		}
 		b.WriteString("]")
 		return b.String()
+	case AddAuth:
+		return fmt.Sprintf("%s %s %q", b.String(), o.Scheme, o.Data)
 	}
 	b.WriteString(" " + showRel(o.Path))
 	switch o.Kind {
@@ -94,7 +103,11 @@ func (o Op) body() string {
 		fmt.Fprintf(&b, " flags=%d data=%s", o.Flags, showData(o.Data))
 		if o.NilACL {
 			b.WriteString(" acl=nil")
+		} else if o.ACL != 0 {
+			b.WriteString(" acl=" + aclPool[o.ACL].name)
 		}
+	case SetACL:
+		fmt.Fprintf(&b, " acl=%s version=%d", aclPool[o.ACL].name, o.Version)
 	case Set:
 		fmt.Fprintf(&b, " version=%d data=%s", o.Version, showData(o.Data))
 	case Delete, Check:
@@ -220,7 +233,7 @@ var kindWeights = []struct {
 	weight int
 }{
 	{Create, 30}, {Get, 12}, {Exists, 12}, {Children, 10}, {Set, 10}, {Delete, 12}, {Multi, 10},
-	{Sync, 2}, {Close, 3}, {Sever, 2},
+	{Sync, 2}, {Close, 3}, {Sever, 2}, {GetACL, 8}, {SetACL, 8}, {AddAuth, 6},
 }
 
 // persistentWeights are the kinds a Persistent sequence draws from beside kindWeights.
@@ -278,13 +291,11 @@ func genOp(t *rapid.T, sessions int, closed map[int]bool, cfg GenConfig, persist
 		genVersioned(t, &op)
 	case Exists, Get, Children:
 		op.Watch = rapid.Bool().Draw(t, "watch")
-		if rapid.IntRange(0, 15).Draw(t, "system") == 0 {
-			op.Path = rapid.SampledFrom(systemPaths).Draw(t, "path")
-		} else {
-			op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
-		}
+		op.Path = readPath(t)
 	case Sync:
 		op.Path = rapid.SampledFrom(nodePaths).Draw(t, "path")
+	case AddAuth, GetACL, SetACL:
+		genACLOp(t, &op)
 	case Multi:
 		n := rapid.IntRange(0, 3).Draw(t, "multi-ops")
 		for i := 0; i < n; i++ {
@@ -298,6 +309,14 @@ func genOp(t *rapid.T, sessions int, closed map[int]bool, cfg GenConfig, persist
 		}
 	}
 	return op
+}
+
+// readPath draws the path of a read: now and then a system node, else one of nodePaths.
+func readPath(t *rapid.T) string {
+	if rapid.IntRange(0, 15).Draw(t, "system") == 0 {
+		return rapid.SampledFrom(systemPaths).Draw(t, "path")
+	}
+	return rapid.SampledFrom(nodePaths).Draw(t, "path")
 }
 
 // genVersioned fills in a Delete, Set or Check: a path, a version, and data for a Set.
@@ -344,4 +363,7 @@ func genCreate(t *rapid.T, op *Op) {
 	}
 	op.Data = rapid.SampledFrom(dataPool).Draw(t, "data")
 	op.NilACL = rapid.IntRange(0, 15).Draw(t, "nil-acl") == 0
+	if !op.NilACL {
+		op.ACL = drawACL(t)
+	}
 }

@@ -71,7 +71,7 @@ const collectTimeout = 15 * time.Second
 // sessionTimeout is the session timeout every sequence asks for.
 const sessionTimeout = 10 * time.Second
 
-// openACL is the ACL of every create that sends one.
+// openACL is the ACL of the nodes the sides create themselves (the bases and their ancestors).
 var openACL = zk.WorldACL(zk.PermAll)
 
 type watchChan struct {
@@ -220,6 +220,15 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 		step.Result = "reconnected"
 	default:
 		step.Result = r.call(s, index, op)
+		if op.Kind == AddAuth && step.Result == "err=ErrAuthFailed" && !r.closed[op.Session-1] {
+			// The server closed the connection after its answer; the client reconnects, as after a Sever.
+			evs, err := log.waitFor(ctx, isHasSession)
+			if err != nil {
+				return step, err
+			}
+			perSession[op.Session-1] = evs
+			break
+		}
 		if !r.closed[op.Session-1] {
 			at := log.flush()
 			perSession[op.Session-1] = at
@@ -235,7 +244,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 	}
 	watchEvents = r.pollWatches(0)
 	for i, evs := range perSession {
-		if op.Kind != Close && op.Kind != Sever || i != op.Session-1 {
+		if !reconnects(op) || i != op.Session-1 {
 			for _, ev := range evs {
 				if ev.Type == zk.EventSession {
 					return step, fmt.Errorf("s%d received %s: %w", i+1, ev.State, ErrHiccup)
@@ -256,6 +265,10 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 	slices.Sort(step.Events)
 	return step, nil
 }
+
+// reconnects reports whether op may cost its session the connection: a Close, a Sever, an addAuth the server
+// refuses.
+func reconnects(op Op) bool { return op.Kind == Close || op.Kind == Sever || op.Kind == AddAuth }
 
 // eventChanSize is go-zookeeper's session channel buffer: a session that receives more in one burst
 // loses the rest, on either side, depending on how fast the reader is.
@@ -372,13 +385,9 @@ func (r *runner) keepWatch(w watchChan) string {
 // call makes the op's client call and renders what it returned.
 func (r *runner) call(s Session, index int, op Op) string {
 	p := r.abs(op.Path)
-	acl := openACL
-	if op.NilACL {
-		acl = nil
-	}
 	switch op.Kind {
 	case Create:
-		got, err := s.Create(p, op.Data, op.Flags, acl)
+		got, err := s.Create(p, op.Data, op.Flags, aclOf(op))
 		return fmt.Sprintf("path=%q err=%s", r.path(got), errName(err))
 	case Delete:
 		return "err=" + errName(s.Delete(p, op.Version))
@@ -415,11 +424,7 @@ func (r *runner) call(s Session, index int, op Op) string {
 			sp := r.abs(sub.Path)
 			switch sub.Kind {
 			case Create:
-				a := openACL
-				if sub.NilACL {
-					a = nil
-				}
-				ops = append(ops, &zk.CreateRequest{Path: sp, Data: sub.Data, Acl: a, Flags: sub.Flags})
+				ops = append(ops, &zk.CreateRequest{Path: sp, Data: sub.Data, Acl: aclOf(sub), Flags: sub.Flags})
 			case Delete:
 				ops = append(ops, &zk.DeleteRequest{Path: sp, Version: sub.Version})
 			case Set:
@@ -430,6 +435,21 @@ func (r *runner) call(s Session, index int, op Op) string {
 		}
 		res, err := s.Multi(ops...)
 		return fmt.Sprintf("%s err=%s", r.multi(res), errName(err))
+	case AddAuth, GetACL, SetACL:
+		a, ok := s.(conformance.ACLConn)
+		if !ok {
+			return fmt.Sprintf("%T cannot send %s", s, op.Kind)
+		}
+		switch op.Kind {
+		case AddAuth:
+			return "err=" + errName(a.AddAuth(op.Scheme, op.Data))
+		case GetACL:
+			acl, st, err := a.GetACL(p)
+			return fmt.Sprintf("acl=%s stat=%s err=%s", showACL(acl), r.stat(st), errName(err))
+		default:
+			st, err := a.SetACL(p, aclOf(op), op.Version)
+			return fmt.Sprintf("stat=%s err=%s", r.stat(st), errName(err))
+		}
 	case AddWatch, RemoveWatches, CheckWatches:
 		w, ok := s.(conformance.WatchConn)
 		if !ok {
@@ -560,7 +580,17 @@ func (r *runner) dumpTree(admin Session, base string) ([]string, error) {
 			return fmt.Errorf("children of %s: %w", p, err)
 		}
 		slices.Sort(children)
-		out = append(out, fmt.Sprintf("%s data=%s stat=%s", r.path(p), showData(data), r.stat(st)))
+		line := fmt.Sprintf("%s data=%s stat=%s", r.path(p), showData(data), r.stat(st))
+		if a, ok := admin.(conformance.ACLConn); ok {
+			acl, _, err := a.GetACL(p)
+			if err != nil {
+				return fmt.Errorf("ACL of %s: %w", p, err)
+			}
+			if !isOpen(acl) {
+				line += " acl=" + showACL(acl)
+			}
+		}
+		out = append(out, line)
 		for _, c := range children {
 			if err := walk(p + "/" + c); err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/realzk"
@@ -32,13 +33,16 @@ func (m *ModelSide) Name() string { return "model" }
 
 // Begin starts a fresh server and creates base (with its ancestors) from an admin session.
 func (m *ModelSide) Begin(ctx context.Context, base string) (Session, error) {
-	m.srv = model.NewServer(m.Options...)
+	m.srv = model.NewServer(serverOptions(m.Options)...)
 	m.conns = nil
 	admin, _, err := m.srv.Connect(sessionTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("connect the admin session: %w", err)
 	}
 	m.admin = admin
+	if err := superAuth(admin); err != nil {
+		return nil, err
+	}
 	if err := createAll(admin, base); err != nil {
 		return nil, err
 	}
@@ -131,6 +135,10 @@ func (r *RealSide) Begin(ctx context.Context, base string) (Session, error) {
 			for range events { // nobody reads the admin's events
 			}
 		}()
+		if err := superAuth(conn); err != nil {
+			conn.Close()
+			return nil, err
+		}
 		r.admin = conn
 	}
 	if err := createAll(r.admin, base); err != nil {
@@ -238,6 +246,25 @@ func (r *RealSide) Close(root string) error {
 	return err
 }
 
+// superAuth makes the admin session the super user (realzk.SharedSuperUser, whom the model sides' servers
+// know too, see serverOptions): it reads the final tree and deletes it whatever ACLs the sequence set.
+func superAuth(admin Session) error {
+	a, ok := admin.(conformance.ACLConn)
+	if !ok {
+		return fmt.Errorf("the admin session (%T) cannot add auth", admin)
+	}
+	if err := a.AddAuth("digest", []byte(realzk.SharedSuperUser)); err != nil {
+		return fmt.Errorf("add the super user's auth to the admin session: %w", err)
+	}
+	return nil
+}
+
+// serverOptions are a model side's options for every server: the super user of the real ensemble's, then
+// the side's own.
+func serverOptions(opts []model.Option) []model.Option {
+	return append([]model.Option{model.WithSuperDigest(realzk.SuperDigest(realzk.SharedSuperUser))}, opts...)
+}
+
 // createAll creates p and its missing ancestors as empty persistent nodes.
 func createAll(s Session, p string) error {
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
@@ -308,7 +335,7 @@ func (w *WireSide) Name() string { return "wire" }
 
 // Begin starts a fresh server and creates base (with its ancestors) from an admin session.
 func (w *WireSide) Begin(ctx context.Context, base string) (Session, error) {
-	w.srv = model.NewServer(w.Options...)
+	w.srv = model.NewServer(serverOptions(w.Options)...)
 	w.conns = nil
 	admin, events, err := model.ConnectZK(w.srv, sessionTimeout)
 	if err != nil {
@@ -319,6 +346,9 @@ func (w *WireSide) Begin(ctx context.Context, base string) (Session, error) {
 		}
 	}()
 	w.admin = admin
+	if err := superAuth(admin); err != nil {
+		return nil, err
+	}
 	if err := createAll(admin, base); err != nil {
 		return nil, err
 	}
