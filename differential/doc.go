@@ -15,6 +15,14 @@
 // raw client (internal/rawzk, with go-zookeeper's return values), and its events are compared like
 // the one-shot watches' (a persistent watch's channel is read until it closes).
 //
+// With GenConfig.Timed the sequences are timed ones (Sequence.Timed): they create TTL nodes (with a TTL far
+// below one container check interval, or of an hour) and containers, and let time pass (PassTime ops, and
+// every createTTL with the short TTL), which moves a model's virtual clock (Server.Advance) and waits on a
+// real server, whose container manager runs on its wall clock, until it has deleted what it would delete.
+// Their paths are laid out so that it deletes nothing at any other time (see timed.go), and they run on
+// servers with extended types and a 100 ms check interval: TestDifferential runs a quarter as many of them as
+// of the others, on a 1-server ensemble of their own.
+//
 // Run executes a sequence on one Side (ModelSide, WireSide or RealSide) and returns a Transcript: for every
 // step the call's normalised results, the events the acting session had received when the call
 // returned, and the events every session received by the time the step settled. Normalisation

@@ -22,6 +22,9 @@ import (
 type ModelSide struct {
 	// Options configure every server (e.g. model.WithSeed).
 	Options []model.Option
+	// CheckInterval is the container manager's check interval the Options give the servers, for Pass (which
+	// fails when it is 0).
+	CheckInterval time.Duration
 
 	srv   *model.Server
 	admin *model.Conn
@@ -71,6 +74,20 @@ func (m *ModelSide) Sever(ctx context.Context, i int) error {
 	return m.srv.Do(model.Step{Kind: model.Disconnect, Client: m.conns[i-1].ClientID()})
 }
 
+// Pass moves the server's virtual clock by passIntervals check intervals.
+func (m *ModelSide) Pass(ctx context.Context, expiring, containers []string) error {
+	return advance(m.srv, m.CheckInterval)
+}
+
+// advance moves srv's virtual clock by passIntervals check intervals.
+func advance(srv *model.Server, interval time.Duration) error {
+	if interval <= 0 {
+		return errors.New("the side has no CheckInterval: configure it (and its servers' WithContainerCheckInterval) to let time pass")
+	}
+	srv.Advance(passIntervals * interval)
+	return nil
+}
+
 // End closes the admin session; the server is dropped.
 func (m *ModelSide) End(ctx context.Context, base string) error {
 	m.admin.Close()
@@ -87,6 +104,8 @@ type RealSide struct {
 	// Raw makes the sessions raw clients (internal/rawzk), which can send addWatch, removeWatches and
 	// checkWatches, instead of go-zookeeper (the admin session stays go-zookeeper's).
 	Raw bool
+	// CheckInterval is the ensemble's znode.container.checkIntervalMs, for Pass (which fails when it is 0).
+	CheckInterval time.Duration
 
 	mu      sync.Mutex
 	admin   *zk.Conn
@@ -210,6 +229,18 @@ func (r *RealSide) Sever(ctx context.Context, i int) error {
 	return nil
 }
 
+// Pass waits, polling with the admin session, until the server's container manager has nothing left to delete
+// among expiring and containers, or a generous bound of check intervals has passed (see waitQuiet).
+func (r *RealSide) Pass(ctx context.Context, expiring, containers []string) error {
+	if r.CheckInterval <= 0 {
+		return errors.New("the real side has no CheckInterval: set it to the ensemble's znode.container.checkIntervalMs to let time pass")
+	}
+	r.mu.Lock()
+	admin := r.admin
+	r.mu.Unlock()
+	return waitQuiet(ctx, admin, expiring, containers, r.CheckInterval)
+}
+
 // End deletes base's tree and closes the sequence's proxies.
 func (r *RealSide) End(ctx context.Context, base string) error {
 	r.mu.Lock()
@@ -324,6 +355,8 @@ type WireSide struct {
 	// Raw makes the sessions raw clients (internal/rawzk) connected in-process (Server.Dialer), as
 	// RealSide.Raw does.
 	Raw bool
+	// CheckInterval is as ModelSide's.
+	CheckInterval time.Duration
 
 	srv   *model.Server
 	admin *zk.Conn
@@ -387,6 +420,11 @@ func (w *WireSide) Sever(ctx context.Context, i int) error {
 		return fmt.Errorf("no session %d (sessions are 1..%d)", i, len(w.conns))
 	}
 	return w.srv.Do(model.Step{Kind: model.Disconnect, Client: w.srv.ClientOf(w.conns[i-1].SessionID())})
+}
+
+// Pass moves the server's virtual clock by passIntervals check intervals.
+func (w *WireSide) Pass(ctx context.Context, expiring, containers []string) error {
+	return advance(w.srv, w.CheckInterval)
 }
 
 // End closes the sequence's clients and the server's wire front end.
