@@ -151,7 +151,7 @@ func (f *figures) countACL(seq Sequence, real *Transcript) {
 		}
 	}
 	for _, st := range real.Steps {
-		if st.Op.Kind == AddAuth && st.Result == "err=ErrAuthFailed" {
+		if st.Op.Kind == AddAuth && st.Result == authRefused {
 			f.authFailed.Add(1)
 		}
 		f.noAuth.Add(int64(strings.Count(st.Result, "ErrNoAuth")))

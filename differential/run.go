@@ -232,7 +232,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 		step.Result = "reconnected"
 	default:
 		step.Result = r.call(s, index, op)
-		if op.Kind == AddAuth && step.Result == "err=ErrAuthFailed" && !r.closed[op.Session-1] {
+		if op.Kind == AddAuth && step.Result == authRefused && !r.closed[op.Session-1] {
 			// The server closed the connection after its answer; the client reconnects, as after a Sever.
 			evs, err := log.waitFor(ctx, isHasSession)
 			if err != nil {
@@ -261,7 +261,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 	}
 	watchEvents = r.pollWatches(0)
 	for i, evs := range perSession {
-		if !reconnects(op) || i != op.Session-1 {
+		if !reconnects(step) || i != op.Session-1 {
 			for _, ev := range evs {
 				if ev.Type == zk.EventSession {
 					return step, fmt.Errorf("s%d received %s: %w", i+1, ev.State, ErrHiccup)
@@ -327,9 +327,20 @@ func countNodes(s Session, p string) (int, error) {
 	return n, nil
 }
 
-// reconnects reports whether op may cost its session the connection: a Close, a Sever, an addAuth the server
-// refuses.
-func reconnects(op Op) bool { return op.Kind == Close || op.Kind == Sever || op.Kind == AddAuth }
+// reconnects reports whether the step's op cost its session the connection: a Close, a Sever, an addAuth the
+// server refused.
+func reconnects(step Step) bool {
+	switch step.Op.Kind {
+	case Close, Sever:
+		return true
+	case AddAuth:
+		return step.Result == authRefused
+	}
+	return false
+}
+
+// authRefused is the result of an addAuth the server refused (and then closed the connection).
+const authRefused = "err=ErrAuthFailed"
 
 // eventChanSize is go-zookeeper's session channel buffer: a session that receives more in one burst
 // loses the rest, on either side, depending on how fast the reader is.
