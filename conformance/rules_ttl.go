@@ -263,6 +263,14 @@ var containerRules = []rule{
 		}
 		expectZxidGap(t, observer, h.path("m"), emptied, 2, "after the container's deletion")
 	}},
+	{"container/a plain create with the container mode makes a persistent node, which stays when emptied", func(t *testing.T, h *harness) {
+		c := h.connect()
+		mustCreate(t, c, h.path("p"), nil, zk.FlagContainer)
+		mustCreate(t, c, h.path("p/k"), nil, zk.FlagPersistent)
+		mustDelete(t, c, h.path("p/k"))
+		h.advance(h.passes(4))
+		expectPresent(t, c, h.path("p"), "a node of a plain create with the container mode, emptied, after four passes")
+	}},
 	{"container/a container emptied by its ephemeral child's session ending is deleted", func(t *testing.T, h *harness) {
 		c, owner := h.connect(), h.connect()
 		mustContainer(t, c, h.path("c"))

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,11 +17,67 @@ import (
 	"github.com/go-zookeeper/zk"
 	"pgregory.net/rapid"
 
+	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/realzk"
 )
 
-// TestMain shares one real ensemble across the package's tests.
-func TestMain(m *testing.M) { os.Exit(realzk.RunTests(m)) }
+// TestMain shares one real ensemble across the package's tests, and one more for the timed sequences.
+func TestMain(m *testing.M) {
+	code := realzk.RunTests(m)
+	if err := closeTimedEnsemble(); err != nil {
+		fmt.Fprintf(os.Stderr, "differential: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// timedCheckInterval is the container check interval of the timed sequences' servers: short, so that letting
+// time pass is short too.
+const timedCheckInterval = 100 * time.Millisecond
+
+// timedEnsemble is the 1-server ensemble the timed sequences run on, started on first use: TTL nodes need
+// zookeeper.extendedTypesEnabled=true, and the container manager a short znode.container.checkIntervalMs,
+// Java system properties (so never ZK_SERVERS' ensemble).
+var timedEnsemble struct {
+	sync.Mutex
+	e   *realzk.Ensemble
+	err error
+}
+
+func timedReal(t *testing.T) *realzk.Ensemble {
+	t.Helper()
+	timedEnsemble.Lock()
+	defer timedEnsemble.Unlock()
+	if timedEnsemble.e == nil && timedEnsemble.err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), realzk.StartTimeout)
+		defer cancel()
+		timedEnsemble.e, timedEnsemble.err = realzk.Start(ctx, realzk.Config{Servers: 1, SystemProperties: map[string]string{
+			"zookeeper.extendedTypesEnabled":  "true",
+			"znode.container.checkIntervalMs": fmt.Sprint(timedCheckInterval.Milliseconds()),
+			realzk.SuperDigestProperty:        realzk.SuperDigest(realzk.SharedSuperUser),
+		}})
+	}
+	if timedEnsemble.err != nil {
+		t.Fatalf("start the timed sequences' ensemble: %v", timedEnsemble.err)
+	}
+	return timedEnsemble.e
+}
+
+func closeTimedEnsemble() error {
+	timedEnsemble.Lock()
+	defer timedEnsemble.Unlock()
+	if timedEnsemble.e == nil {
+		return nil
+	}
+	err := timedEnsemble.e.Close()
+	timedEnsemble.e = nil
+	if err != nil {
+		return fmt.Errorf("close the timed sequences' ensemble: %w", err)
+	}
+	return nil
+}
 
 // defaultChecks is how many sequences TestDifferential runs unless -rapid.checks (or RAPID_CHECKS)
 // says otherwise: enough to matter, few enough for make test.
@@ -32,12 +89,91 @@ type figures struct {
 	// persistent counts the sequences with raw clients; addWatch, removeWatches and checkWatches their ops
 	// of those kinds, and persistentEvents what persistent watch channels received.
 	persistent, addWatch, removeWatches, checkWatches, persistentEvents atomic.Int64
+	// addAuth counts addAuth ops, authFailed those the real server refused (its connection closed);
+	// getACL and setACL those ops, aclCreates the creates (multis' included) that sent an ACL other than
+	// world:anyone; noAuth and invalidACL the real side's results that were ErrNoAuth or ErrInvalidACL.
+	addAuth, authFailed, getACL, setACL, aclCreates, noAuth, invalidACL atomic.Int64
+	// timed counts the timed sequences; createTTL their createTTL ops (tinyTTL those with a TTL that expires at
+	// once), createContainer those ops, passes the ops that let time pass, reaped the nodes that went meanwhile
+	// (the model's count), passEvents the watch events the passes fired (the real side's).
+	timed, createTTL, tinyTTL, createContainer, passes, reaped, passEvents atomic.Int64
+}
+
+// countTimed adds up a compared timed sequence's figures.
+func (f *figures) countTimed(seq Sequence, model, real *Transcript) {
+	f.timed.Add(1)
+	for _, op := range seq.Ops {
+		switch op.Kind {
+		case CreateTTL:
+			f.createTTL.Add(1)
+			if op.TTL == tinyTTL {
+				f.tinyTTL.Add(1)
+			}
+		case CreateContainer:
+			f.createContainer.Add(1)
+		}
+		if op.Pass || op.Kind == PassTime {
+			f.passes.Add(1)
+		}
+	}
+	f.reaped.Add(int64(model.Reaped))
+	for _, st := range real.Steps {
+		if st.Op.Pass || st.Op.Kind == PassTime {
+			for _, ev := range st.Events {
+				if !strings.Contains(ev, "EventSession") {
+					f.passEvents.Add(1)
+				}
+			}
+		}
+	}
+}
+
+// countACL adds up a compared sequence's ACL figures (what the real side answered).
+func (f *figures) countACL(seq Sequence, real *Transcript) {
+	for _, op := range seq.Ops {
+		switch op.Kind {
+		case AddAuth:
+			f.addAuth.Add(1)
+		case GetACL:
+			f.getACL.Add(1)
+		case SetACL:
+			f.setACL.Add(1)
+		case Create:
+			if !op.NilACL && op.ACL != 0 {
+				f.aclCreates.Add(1)
+			}
+		case Multi:
+			for _, sub := range op.Ops {
+				if sub.Kind == Create && !sub.NilACL && sub.ACL != 0 {
+					f.aclCreates.Add(1)
+				}
+			}
+		}
+	}
+	for _, st := range real.Steps {
+		if st.Op.Kind == AddAuth && st.Result == authRefused {
+			f.authFailed.Add(1)
+		}
+		f.noAuth.Add(int64(strings.Count(st.Result, "ErrNoAuth")))
+		f.invalidACL.Add(int64(strings.Count(st.Result, "ErrInvalidACL")))
+	}
 }
 
 func (f *figures) log(t *testing.T) {
-	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run; %d sequences with raw clients: %d addWatch, %d removeWatches, %d checkWatches ops, %d events on persistent watch channels",
-		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load(),
-		f.persistent.Load(), f.addWatch.Load(), f.removeWatches.Load(), f.checkWatches.Load(), f.persistentEvents.Load())
+	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run",
+		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load())
+	if f.persistent.Load() > 0 {
+		t.Logf("differential figures: %d sequences with raw clients: %d addWatch, %d removeWatches, %d checkWatches ops, %d events on persistent watch channels",
+			f.persistent.Load(), f.addWatch.Load(), f.removeWatches.Load(), f.checkWatches.Load(), f.persistentEvents.Load())
+	}
+	if f.addAuth.Load()+f.getACL.Load()+f.setACL.Load()+f.aclCreates.Load() > 0 {
+		t.Logf("differential figures: %d addAuth (%d refused: unknown scheme), %d getACL, %d setACL ops, %d creates with an ACL other than world:anyone, %d results ErrNoAuth, %d ErrInvalidACL",
+			f.addAuth.Load(), f.authFailed.Load(), f.getACL.Load(), f.setACL.Load(), f.aclCreates.Load(), f.noAuth.Load(), f.invalidACL.Load())
+	}
+	if f.timed.Load() > 0 {
+		t.Logf("differential figures: %d timed sequences: %d createTTL (%d with a TTL that expires at once), %d createContainer ops, %d times time passed, %d nodes deleted by the container manager, %d watch events it fired",
+			f.timed.Load(), f.createTTL.Load(), f.tinyTTL.Load(), f.createContainer.Load(), f.passes.Load(), f.reaped.Load(), f.passEvents.Load())
+	}
 }
 
 // pair runs sequences on the model and on the shared real ensemble, each under a fresh base path.
@@ -53,11 +189,30 @@ type pair struct {
 func newPair(t *testing.T) *pair {
 	t.Helper()
 	e := realzk.Shared(t)
+	return startPair(t, &pair{model: &ModelSide{}, wire: &WireSide{}, real: &RealSide{Addrs: e.Addrs()}})
+}
+
+// newTimedPair is newPair for timed sequences: servers with extended types and a short container check
+// interval (the model's, and timedReal's ensemble).
+func newTimedPair(t *testing.T) *pair {
+	t.Helper()
+	e := timedReal(t)
+	opts := []model.Option{model.WithExtendedTypes(), model.WithContainerCheckInterval(timedCheckInterval)}
+	return startPair(t, &pair{
+		model: &ModelSide{Options: opts, CheckInterval: timedCheckInterval},
+		wire:  &WireSide{Options: opts, CheckInterval: timedCheckInterval},
+		real:  &RealSide{Addrs: e.Addrs(), CheckInterval: timedCheckInterval},
+	})
+}
+
+// startPair gives p its random root and deletes it when the test ends.
+func startPair(t *testing.T, p *pair) *pair {
+	t.Helper()
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
 		t.Fatalf("random root: %v", err)
 	}
-	p := &pair{model: &ModelSide{}, wire: &WireSide{}, real: &RealSide{Addrs: e.Addrs()}, root: "/differential-" + hex.EncodeToString(suffix[:])}
+	p.root = "/differential-" + hex.EncodeToString(suffix[:])
 	t.Cleanup(func() {
 		if err := p.real.Close(p.root); err != nil {
 			t.Errorf("clean up %s: %v", p.root, err)
@@ -108,6 +263,10 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 			}
 		}
 		p.figs.persistentEvents.Add(int64(persistentEvents(real)))
+	}
+	p.figs.countACL(seq, real)
+	if seq.Timed {
+		p.figs.countTimed(seq, model, real)
 	}
 	p.figs.unsettled.Add(int64(model.Unsettled + wire.Unsettled + real.Unsettled))
 	if diff = Compare(model, real); diff != "" {
@@ -163,9 +322,33 @@ func TestDifferential(t *testing.T) {
 			t.Fatalf("set -rapid.checks: %v", err)
 		}
 	}
-	p := newPair(t)
-	defer p.figs.log(t)
-	gen := Gen(GenConfig{MaxOps: 25, Sever: true, Persistent: true})
+	t.Run("untimed", func(t *testing.T) {
+		p := newPair(t)
+		defer p.figs.log(t)
+		p.check(t, Gen(GenConfig{MaxOps: 25, Sever: true, Persistent: true}))
+	})
+	// The timed sequences let time pass on a real server's wall clock: a quarter as many.
+	checks := flag.Lookup("rapid.checks").Value.String()
+	var n int
+	if _, err := fmt.Sscan(checks, &n); err != nil {
+		t.Fatalf("-rapid.checks=%s: %v", checks, err)
+	}
+	if err := flag.Set("rapid.checks", fmt.Sprint(max(1, n/timedShare))); err != nil {
+		t.Fatalf("set -rapid.checks: %v", err)
+	}
+	defer func() { _ = flag.Set("rapid.checks", checks) }()
+	t.Run("timed", func(t *testing.T) {
+		p := newTimedPair(t)
+		defer p.figs.log(t)
+		p.check(t, Gen(GenConfig{MinOps: 10, MaxOps: 25, Sever: true, Timed: true}))
+	})
+}
+
+// timedShare is how many times fewer timed sequences TestDifferential runs than untimed ones.
+const timedShare = 4
+
+// check runs rapid's checks of gen's sequences on p.
+func (p *pair) check(t *testing.T, gen *rapid.Generator[Sequence]) {
 	rapid.Check(t, func(rt *rapid.T) {
 		seq := gen.Draw(rt, "sequence")
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -209,6 +392,26 @@ func addWatch(s int, path string, recursive bool) Op {
 }
 func watches(kind Kind, s int, path string, typ int32) Op {
 	return Op{Kind: kind, Session: s, Path: path, Mode: typ}
+}
+func addAuth(s int, scheme, auth string) Op {
+	return Op{Kind: AddAuth, Session: s, Scheme: scheme, Data: []byte(auth)}
+}
+func createACL(s int, path string, acl string) Op {
+	return Op{Kind: Create, Session: s, Path: path, ACL: aclIndex(acl)}
+}
+func setACL(s int, path string, acl string, version int32) Op {
+	return Op{Kind: SetACL, Session: s, Path: path, ACL: aclIndex(acl), Version: version}
+}
+func getACL(s int, path string) Op { return Op{Kind: GetACL, Session: s, Path: path} }
+
+// aclIndex returns the index of the named ACL in aclPool.
+func aclIndex(name string) int {
+	for i, a := range aclPool {
+		if a.name == name {
+			return i
+		}
+	}
+	panic("no ACL named " + name + " in aclPool")
 }
 
 // scenarios are hand-written sequences for the behaviours a fake is most likely to get wrong; each
@@ -316,6 +519,23 @@ var scenarios = []struct {
 		multi(1, Op{Kind: Check, Path: "nope", Version: 0}, Op{Kind: Create, Path: "f", Flags: zk.FlagPersistentSequentialWithTTL}),
 		create(2, "t", 0, ""),
 	}}},
+	{"acls-and-auth", Sequence{Sessions: 3, Ops: []Op{
+		addAuth(1, "digest", "alice:alice-secret"), createACL(1, "a", "alice"), read(Get, 2, "a", false), getACL(2, "a"),
+		getACL(1, "a"), createACL(1, "b", "alice+world-read"), getACL(2, "b"), read(Get, 2, "b", true), set(1, "b", -1, []byte("x")),
+		createACL(2, "c", "world-admin+bob-read"), getACL(3, "c"), read(Get, 3, "c", false), addAuth(3, "digest", "bob:bob-secret"),
+		read(Get, 3, "c", false), setACL(3, "c", "open", 1), setACL(3, "c", "auth", 0), getACL(3, "c"), setACL(3, "c", "open", 0),
+		createACL(2, "p", "no-create-delete"), create(2, "p/x", 0, ""), del(2, "p", -1), createACL(2, "d", "auth"),
+		createACL(3, "d", "auth-read+world-write"), getACL(1, "d"), set(1, "d", -1, []byte("w")), read(Get, 1, "d", false),
+		createACL(1, "i", "ip"), read(Get, 2, "i", false), createACL(1, "n", "none"), getACL(1, "n"), del(2, "n", -1),
+		createACL(1, "n", "none"),
+	}}},
+	{"acl-filtered-watches-and-auth-across-reconnects", Sequence{Sessions: 2, Ops: []Op{
+		addAuth(1, "digest", "alice:alice-secret"), createACL(1, "a", "alice"), read(Exists, 2, "a", true), read(Children, 2, "", true),
+		set(1, "a", -1, []byte("1")), read(Exists, 2, "b", true), createACL(1, "b", "alice"), sever(1), read(Get, 1, "a", false),
+		addAuth(2, "foo", "bar"), read(Get, 2, "a", false), addAuth(1, "digest", "alice:wrong"), read(Get, 1, "a", false),
+		addAuth(2, "ip", "127.0.0.1"), createACL(1, "a/x", "alice"), setACL(1, "a", "no-create-delete", -1),
+		create(1, "a/y", 0, ""), del(1, "a/x", -1),
+	}}},
 	{"persistent-watches-beside-standard-ones", Sequence{Sessions: 2, Persistent: true, Ops: []Op{
 		create(1, "a", 0, ""), addWatch(1, "a", true), read(Get, 1, "a", true), read(Get, 1, "a/x", true),
 		create(2, "a/x", 0, ""), set(2, "a/x", -1, []byte("1")), set(2, "a", -1, []byte("1")), set(2, "a", -1, []byte("2")),
@@ -331,9 +551,51 @@ var scenarios = []struct {
 	}}},
 }
 
+func createContainer(s int, path string) Op {
+	return Op{Kind: CreateContainer, Session: s, Path: path, Flags: zk.FlagContainer}
+}
+func createTTL(s int, path string, flags int32, ttl time.Duration) Op {
+	return Op{Kind: CreateTTL, Session: s, Path: path, Flags: flags, TTL: ttl, Pass: ttl == tinyTTL}
+}
+func passTime(s int) Op { return Op{Kind: PassTime, Session: s} }
+
+// timedScenarios are hand-written timed sequences (Sequence.Timed), run on the timed sequences' servers.
+var timedScenarios = []struct {
+	name string
+	seq  Sequence
+}{
+	{"containers-and-ttl-nodes-go-while-time-passes", Sequence{Sessions: 2, Timed: true, Ops: []Op{
+		createContainer(1, "c"), createContainer(1, "c/d"), read(Get, 2, "c", true), read(Exists, 2, "c/d", true),
+		read(Children, 2, "c", true), read(Children, 2, "", true), createTTL(1, "c/d/t", zk.FlagTTL, tinyTTL),
+		read(Exists, 2, "c", false), createTTL(1, "t", zk.FlagTTL, hugeTTL), createTTL(1, "s-", zk.FlagPersistentSequentialWithTTL, hugeTTL),
+		read(Get, 2, "t", true), passTime(2), read(Exists, 1, "t", false), set(1, "t", -1, []byte("x")),
+		createTTL(1, "c/t", zk.FlagTTL, 0), createContainer(1, "c"), passTime(1), read(Exists, 1, "c", true),
+		createTTL(2, "c/s-", zk.FlagPersistentSequentialWithTTL, tinyTTL), createTTL(2, "c/t", zk.FlagTTL, hugeTTL),
+		passTime(1), del(2, "t", -1),
+	}}},
+	{"a-plain-create-with-the-container-mode-makes-a-persistent-node", Sequence{Sessions: 2, Timed: true, Ops: []Op{
+		create(1, "c", zk.FlagContainer, ""), create(1, "c/p", 0, ""), read(Exists, 2, "c", true), passTime(1),
+		multi(1, del(0, "c/p", -1)), passTime(2), read(Children, 1, "", false),
+		multi(1, create(0, "a", 0, ""), create(0, "c/d", zk.FlagContainer, "")), createTTL(2, "c/d/t", zk.FlagTTL, tinyTTL),
+		read(Exists, 2, "c/d", false), create(1, "t", zk.FlagTTL, ""),
+	}}},
+}
+
+// TestTimedScenarios runs the hand-written timed scenarios on the model and on a real ensemble with extended
+// types and a short container check interval.
+func TestTimedScenarios(t *testing.T) {
+	runScenarios(t, newTimedPair(t), timedScenarios)
+}
+
 // TestScenarios runs the hand-written scenarios on the model and on a real ensemble.
 func TestScenarios(t *testing.T) {
-	p := newPair(t)
+	runScenarios(t, newPair(t), scenarios)
+}
+
+func runScenarios(t *testing.T, p *pair, scenarios []struct {
+	name string
+	seq  Sequence
+}) {
 	defer p.figs.log(t)
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package differential
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -73,17 +74,17 @@ func (l *eventLog) flush() []zk.Event {
 	}
 }
 
-// waitFor flushes until an event satisfying match has arrived and returns everything flushed.
+// waitFor flushes until an event satisfying match has arrived and returns everything flushed (what came
+// after the match too).
 func (l *eventLog) waitFor(ctx context.Context, match func(zk.Event) bool) ([]zk.Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, collectTimeout)
 	defer cancel()
 	var got []zk.Event
 	for {
-		for _, ev := range l.flush() {
-			got = append(got, ev)
-			if match(ev) {
-				return append(got, l.flush()...), nil
-			}
+		batch := l.flush()
+		got = append(got, batch...)
+		if slices.ContainsFunc(batch, match) {
+			return append(got, l.flush()...), nil // the events after the match in its batch included
 		}
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/model"
 )
 
 // These tests check the harness itself, on the model alone: that it sees no difference where there is
@@ -37,6 +39,28 @@ func TestModelAgreesWithItself(t *testing.T) {
 		}
 		if len(a.Steps) != len(sc.seq.Ops) {
 			t.Errorf("%s: %d steps for %d ops", sc.name, len(a.Steps), len(sc.seq.Ops))
+		}
+	}
+}
+
+// TestTimedModelAgreesWithItself is TestModelAgreesWithItself for the timed scenarios, on servers that let time
+// pass.
+func TestTimedModelAgreesWithItself(t *testing.T) {
+	side := func() *ModelSide {
+		return &ModelSide{Options: []model.Option{model.WithExtendedTypes(), model.WithContainerCheckInterval(timedCheckInterval)}, CheckInterval: timedCheckInterval}
+	}
+	for _, sc := range timedScenarios {
+		ctx := context.Background()
+		a, err := Run(ctx, side(), "/harness/base", sc.seq)
+		if err != nil {
+			t.Fatalf("%s: first run: %v", sc.name, err)
+		}
+		b, err := Run(ctx, side(), "/harness/base", sc.seq)
+		if err != nil {
+			t.Fatalf("%s: second run: %v", sc.name, err)
+		}
+		if d := Compare(a, b); d != "" || a.Reaped != b.Reaped || a.Reaped == 0 {
+			t.Errorf("%s: two model runs differ (or reaped nothing: %d, %d): %s\n%s", sc.name, a.Reaped, b.Reaped, d, SideBySide(a, b))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +32,10 @@ type Side interface {
 	Settle(ctx context.Context, base string, live []Session) error
 	// Sever drops session i's connection; the client reconnects by itself.
 	Sever(ctx context.Context, i int) error
+	// Pass lets time pass on the server's clock until the container manager has deleted every container and
+	// TTL node it would delete: expiring are the TTL nodes that expire at once, containers the containers the
+	// sequence created and did not delete itself (a server's stat does not tell them apart; see timed.go).
+	Pass(ctx context.Context, expiring, containers []string) error
 	// End removes what Begin created and closes the admin session.
 	End(ctx context.Context, base string) error
 }
@@ -54,6 +59,9 @@ type Transcript struct {
 	Steps   []Step
 	Final   []string // the base's tree after the last op, one line per node
 	Closing []string // events of closing the sessions still open at the end
+	// Reaped counts the nodes under the base that went while time passed (Side.Pass): the container manager's
+	// deletions.
+	Reaped int
 	// Unsettled counts the steps where a session channel may have dropped events (it received 6 or
 	// more in one step, go-zookeeper's buffer size), so its session events were not compared.
 	Unsettled int
@@ -71,7 +79,7 @@ const collectTimeout = 15 * time.Second
 // sessionTimeout is the session timeout every sequence asks for.
 const sessionTimeout = 10 * time.Second
 
-// openACL is the ACL of every create that sends one.
+// openACL is the ACL of the nodes the sides create themselves (the bases and their ancestors).
 var openACL = zk.WorldACL(zk.PermAll)
 
 type watchChan struct {
@@ -83,6 +91,7 @@ type watchChan struct {
 
 type runner struct {
 	side     Side
+	admin    Session
 	base     string
 	baseline int64
 	sessions []Session // index i-1 is session i
@@ -90,6 +99,9 @@ type runner struct {
 	closed   []bool
 	watches  []watchChan
 	owners   map[int64]string
+	expiring []string // the TTL nodes created with tinyTTL, for Side.Pass
+	// containers are the containers the sequence created, less those it deleted or saw go, for Side.Pass.
+	containers map[string]bool
 }
 
 // Run executes seq on side under base and returns the transcript. An error is a failure of the side
@@ -108,7 +120,7 @@ func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcr
 	if err != nil {
 		return nil, fmt.Errorf("%s: read base %s: %w", side.Name(), base, err)
 	}
-	r := &runner{side: side, base: base, baseline: st.Czxid, owners: map[int64]string{}}
+	r := &runner{side: side, admin: admin, base: base, baseline: st.Czxid, owners: map[int64]string{}, containers: map[string]bool{}}
 	r.owners[admin.SessionID()] = "admin"
 	defer r.stopLogs()
 	tr = &Transcript{Side: side.Name(), Base: base}
@@ -136,7 +148,7 @@ func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcr
 		tr.Connect = append(tr.Connect, r.sessionEvents(i, evs)...)
 	}
 	for i, op := range seq.Ops {
-		step, err := r.do(ctx, i+1, op, &tr.Unsettled)
+		step, err := r.do(ctx, i+1, op, tr)
 		if err != nil {
 			return tr, fmt.Errorf("%s: step %d (%s): %w", side.Name(), i+1, op, err)
 		}
@@ -153,7 +165,7 @@ func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcr
 		if r.closed[i-1] {
 			continue
 		}
-		step, err := r.do(ctx, 0, Op{Kind: Close, Session: i}, &tr.Unsettled)
+		step, err := r.do(ctx, 0, Op{Kind: Close, Session: i}, tr)
 		if err != nil {
 			return tr, fmt.Errorf("%s: close session %d: %w", side.Name(), i, err)
 		}
@@ -183,7 +195,7 @@ func (r *runner) live() []Session {
 }
 
 // do runs one op and collects what it observed.
-func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step, error) {
+func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step, error) {
 	step := Step{Op: op}
 	if op.Session < 1 || op.Session > len(r.sessions) {
 		return step, fmt.Errorf("op names session %d; the sequence has sessions 1..%d", op.Session, len(r.sessions))
@@ -220,11 +232,25 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 		step.Result = "reconnected"
 	default:
 		step.Result = r.call(s, index, op)
+		if op.Kind == AddAuth && step.Result == authRefused && !r.closed[op.Session-1] {
+			// The server closed the connection after its answer; the client reconnects, as after a Sever.
+			evs, err := log.waitFor(ctx, isHasSession)
+			if err != nil {
+				return step, err
+			}
+			perSession[op.Session-1] = evs
+			break
+		}
 		if !r.closed[op.Session-1] {
 			at := log.flush()
 			perSession[op.Session-1] = at
 			step.AtReturn = r.sessionEvents(op.Session, at)
 			step.AtReturn = append(step.AtReturn, r.pollWatches(op.Session)...)
+		}
+		if op.Pass || op.Kind == PassTime {
+			if err := r.pass(ctx, tr); err != nil {
+				return step, err
+			}
 		}
 	}
 	if err := r.side.Settle(ctx, r.base, r.live()); err != nil {
@@ -235,7 +261,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 	}
 	watchEvents = r.pollWatches(0)
 	for i, evs := range perSession {
-		if op.Kind != Close && op.Kind != Sever || i != op.Session-1 {
+		if !reconnects(step) || i != op.Session-1 {
 			for _, ev := range evs {
 				if ev.Type == zk.EventSession {
 					return step, fmt.Errorf("s%d received %s: %w", i+1, ev.State, ErrHiccup)
@@ -245,7 +271,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 			return step, fmt.Errorf("s%d's session expired: %w", i+1, ErrHiccup)
 		}
 		if len(evs) >= eventChanSize {
-			*unsettled++
+			tr.Unsettled++
 			step.Events = append(step.Events, fmt.Sprintf("s%d received %d or more session events: not compared", i+1, eventChanSize))
 			step.Uncompared = append(step.Uncompared, r.sessionEvents(i+1, evs)...)
 			continue
@@ -256,6 +282,65 @@ func (r *runner) do(ctx context.Context, index int, op Op, unsettled *int) (Step
 	slices.Sort(step.Events)
 	return step, nil
 }
+
+// pass lets time pass on the side and counts the nodes that went meanwhile.
+func (r *runner) pass(ctx context.Context, tr *Transcript) error {
+	before, err := countNodes(r.admin, r.base)
+	if err != nil {
+		return err
+	}
+	if err := r.side.Pass(ctx, r.expiring, slices.Sorted(maps.Keys(r.containers))); err != nil {
+		return fmt.Errorf("let time pass: %w", err)
+	}
+	after, err := countNodes(r.admin, r.base)
+	tr.Reaped += before - after
+	r.expiring = nil
+	for p := range r.containers {
+		ok, _, err := r.admin.Exists(p)
+		if err != nil {
+			return fmt.Errorf("exists %s: %w", p, err)
+		}
+		if !ok {
+			delete(r.containers, p)
+		}
+	}
+	return err
+}
+
+// countNodes counts the nodes of the tree at p.
+func countNodes(s Session, p string) (int, error) {
+	children, _, err := s.Children(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("children of %s: %w", p, err)
+	}
+	n := 1
+	for _, c := range children {
+		m, err := countNodes(s, p+"/"+c)
+		if err != nil {
+			return 0, err
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// reconnects reports whether the step's op cost its session the connection: a Close, a Sever, an addAuth the
+// server refused.
+func reconnects(step Step) bool {
+	switch step.Op.Kind {
+	case Close, Sever:
+		return true
+	case AddAuth:
+		return step.Result == authRefused
+	}
+	return false
+}
+
+// authRefused is the result of an addAuth the server refused (and then closed the connection).
+const authRefused = "err=ErrAuthFailed"
 
 // eventChanSize is go-zookeeper's session channel buffer: a session that receives more in one burst
 // loses the rest, on either side, depending on how fast the reader is.
@@ -372,16 +457,30 @@ func (r *runner) keepWatch(w watchChan) string {
 // call makes the op's client call and renders what it returned.
 func (r *runner) call(s Session, index int, op Op) string {
 	p := r.abs(op.Path)
-	acl := openACL
-	if op.NilACL {
-		acl = nil
-	}
 	switch op.Kind {
 	case Create:
-		got, err := s.Create(p, op.Data, op.Flags, acl)
+		got, err := s.Create(p, op.Data, op.Flags, aclOf(op)) // the container mode makes a persistent node here
 		return fmt.Sprintf("path=%q err=%s", r.path(got), errName(err))
+	case CreateTTL:
+		got, err := s.CreateTTL(p, op.Data, op.Flags, aclOf(op), op.TTL)
+		if err == nil && op.TTL == tinyTTL {
+			r.expiring = append(r.expiring, got)
+		}
+		return fmt.Sprintf("path=%q err=%s", r.path(got), errName(err))
+	case CreateContainer:
+		got, err := s.CreateContainer(p, op.Data, op.Flags, aclOf(op))
+		if err == nil {
+			r.containers[got] = true
+		}
+		return fmt.Sprintf("path=%q err=%s", r.path(got), errName(err))
+	case PassTime:
+		return "time passed"
 	case Delete:
-		return "err=" + errName(s.Delete(p, op.Version))
+		err := s.Delete(p, op.Version)
+		if err == nil {
+			delete(r.containers, p)
+		}
+		return "err=" + errName(err)
 	case Set:
 		st, err := s.Set(p, op.Data, op.Version)
 		return fmt.Sprintf("stat=%s err=%s", r.stat(st), errName(err))
@@ -415,11 +514,7 @@ func (r *runner) call(s Session, index int, op Op) string {
 			sp := r.abs(sub.Path)
 			switch sub.Kind {
 			case Create:
-				a := openACL
-				if sub.NilACL {
-					a = nil
-				}
-				ops = append(ops, &zk.CreateRequest{Path: sp, Data: sub.Data, Acl: a, Flags: sub.Flags})
+				ops = append(ops, &zk.CreateRequest{Path: sp, Data: sub.Data, Acl: aclOf(sub), Flags: sub.Flags})
 			case Delete:
 				ops = append(ops, &zk.DeleteRequest{Path: sp, Version: sub.Version})
 			case Set:
@@ -429,7 +524,34 @@ func (r *runner) call(s Session, index int, op Op) string {
 			}
 		}
 		res, err := s.Multi(ops...)
+		// Applied: go-zookeeper answers ErrAPIError for a multi that succeeded with a container's create in it
+		// (it cannot decode that result).
+		if err == nil || errors.Is(err, zk.ErrAPIError) {
+			for _, sub := range op.Ops {
+				switch {
+				case sub.Kind == Create && sub.Flags == zk.FlagContainer: // a multi's create makes a container
+					r.containers[r.abs(sub.Path)] = true
+				case sub.Kind == Delete:
+					delete(r.containers, r.abs(sub.Path))
+				}
+			}
+		}
 		return fmt.Sprintf("%s err=%s", r.multi(res), errName(err))
+	case AddAuth, GetACL, SetACL:
+		a, ok := s.(conformance.ACLConn)
+		if !ok {
+			return fmt.Sprintf("%T cannot send %s", s, op.Kind)
+		}
+		switch op.Kind {
+		case AddAuth:
+			return "err=" + errName(a.AddAuth(op.Scheme, op.Data))
+		case GetACL:
+			acl, st, err := a.GetACL(p)
+			return fmt.Sprintf("acl=%s stat=%s err=%s", showACL(acl), r.stat(st), errName(err))
+		default:
+			st, err := a.SetACL(p, aclOf(op), op.Version)
+			return fmt.Sprintf("stat=%s err=%s", r.stat(st), errName(err))
+		}
 	case AddWatch, RemoveWatches, CheckWatches:
 		w, ok := s.(conformance.WatchConn)
 		if !ok {
@@ -560,7 +682,17 @@ func (r *runner) dumpTree(admin Session, base string) ([]string, error) {
 			return fmt.Errorf("children of %s: %w", p, err)
 		}
 		slices.Sort(children)
-		out = append(out, fmt.Sprintf("%s data=%s stat=%s", r.path(p), showData(data), r.stat(st)))
+		line := fmt.Sprintf("%s data=%s stat=%s", r.path(p), showData(data), r.stat(st))
+		if a, ok := admin.(conformance.ACLConn); ok {
+			acl, _, err := a.GetACL(p)
+			if err != nil {
+				return fmt.Errorf("ACL of %s: %w", p, err)
+			}
+			if !isOpen(acl) {
+				line += " acl=" + showACL(acl)
+			}
+		}
+		out = append(out, line)
 		for _, c := range children {
 			if err := walk(p + "/" + c); err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/realzk"
@@ -21,6 +22,9 @@ import (
 type ModelSide struct {
 	// Options configure every server (e.g. model.WithSeed).
 	Options []model.Option
+	// CheckInterval is the container manager's check interval the Options give the servers, for Pass (which
+	// fails when it is 0).
+	CheckInterval time.Duration
 
 	srv   *model.Server
 	admin *model.Conn
@@ -32,13 +36,16 @@ func (m *ModelSide) Name() string { return "model" }
 
 // Begin starts a fresh server and creates base (with its ancestors) from an admin session.
 func (m *ModelSide) Begin(ctx context.Context, base string) (Session, error) {
-	m.srv = model.NewServer(m.Options...)
+	m.srv = model.NewServer(serverOptions(m.Options)...)
 	m.conns = nil
 	admin, _, err := m.srv.Connect(sessionTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("connect the admin session: %w", err)
 	}
 	m.admin = admin
+	if err := superAuth(admin); err != nil {
+		return nil, err
+	}
 	if err := createAll(admin, base); err != nil {
 		return nil, err
 	}
@@ -67,6 +74,20 @@ func (m *ModelSide) Sever(ctx context.Context, i int) error {
 	return m.srv.Do(model.Step{Kind: model.Disconnect, Client: m.conns[i-1].ClientID()})
 }
 
+// Pass moves the server's virtual clock by passIntervals check intervals.
+func (m *ModelSide) Pass(ctx context.Context, expiring, containers []string) error {
+	return advance(m.srv, m.CheckInterval)
+}
+
+// advance moves srv's virtual clock by passIntervals check intervals.
+func advance(srv *model.Server, interval time.Duration) error {
+	if interval <= 0 {
+		return errors.New("the side has no CheckInterval: configure it (and its servers' WithContainerCheckInterval) to let time pass")
+	}
+	srv.Advance(passIntervals * interval)
+	return nil
+}
+
 // End closes the admin session; the server is dropped.
 func (m *ModelSide) End(ctx context.Context, base string) error {
 	m.admin.Close()
@@ -83,6 +104,8 @@ type RealSide struct {
 	// Raw makes the sessions raw clients (internal/rawzk), which can send addWatch, removeWatches and
 	// checkWatches, instead of go-zookeeper (the admin session stays go-zookeeper's).
 	Raw bool
+	// CheckInterval is the ensemble's znode.container.checkIntervalMs, for Pass (which fails when it is 0).
+	CheckInterval time.Duration
 
 	mu      sync.Mutex
 	admin   *zk.Conn
@@ -131,6 +154,10 @@ func (r *RealSide) Begin(ctx context.Context, base string) (Session, error) {
 			for range events { // nobody reads the admin's events
 			}
 		}()
+		if err := superAuth(conn); err != nil {
+			conn.Close()
+			return nil, err
+		}
 		r.admin = conn
 	}
 	if err := createAll(r.admin, base); err != nil {
@@ -202,6 +229,18 @@ func (r *RealSide) Sever(ctx context.Context, i int) error {
 	return nil
 }
 
+// Pass waits, polling with the admin session, until the server's container manager has nothing left to delete
+// among expiring and containers, or a generous bound of check intervals has passed (see waitQuiet).
+func (r *RealSide) Pass(ctx context.Context, expiring, containers []string) error {
+	if r.CheckInterval <= 0 {
+		return errors.New("the real side has no CheckInterval: set it to the ensemble's znode.container.checkIntervalMs to let time pass")
+	}
+	r.mu.Lock()
+	admin := r.admin
+	r.mu.Unlock()
+	return waitQuiet(ctx, admin, expiring, containers, r.CheckInterval)
+}
+
 // End deletes base's tree and closes the sequence's proxies.
 func (r *RealSide) End(ctx context.Context, base string) error {
 	r.mu.Lock()
@@ -236,6 +275,25 @@ func (r *RealSide) Close(root string) error {
 	r.admin.Close()
 	r.admin = nil
 	return err
+}
+
+// superAuth makes the admin session the super user (realzk.SharedSuperUser, whom the model sides' servers
+// know too, see serverOptions): it reads the final tree and deletes it whatever ACLs the sequence set.
+func superAuth(admin Session) error {
+	a, ok := admin.(conformance.ACLConn)
+	if !ok {
+		return fmt.Errorf("the admin session (%T) cannot add auth", admin)
+	}
+	if err := a.AddAuth("digest", []byte(realzk.SharedSuperUser)); err != nil {
+		return fmt.Errorf("add the super user's auth to the admin session: %w", err)
+	}
+	return nil
+}
+
+// serverOptions are a model side's options for every server: the super user of the real ensemble's, then
+// the side's own.
+func serverOptions(opts []model.Option) []model.Option {
+	return append([]model.Option{model.WithSuperDigest(realzk.SuperDigest(realzk.SharedSuperUser))}, opts...)
 }
 
 // createAll creates p and its missing ancestors as empty persistent nodes.
@@ -297,6 +355,8 @@ type WireSide struct {
 	// Raw makes the sessions raw clients (internal/rawzk) connected in-process (Server.Dialer), as
 	// RealSide.Raw does.
 	Raw bool
+	// CheckInterval is as ModelSide's.
+	CheckInterval time.Duration
 
 	srv   *model.Server
 	admin *zk.Conn
@@ -308,7 +368,7 @@ func (w *WireSide) Name() string { return "wire" }
 
 // Begin starts a fresh server and creates base (with its ancestors) from an admin session.
 func (w *WireSide) Begin(ctx context.Context, base string) (Session, error) {
-	w.srv = model.NewServer(w.Options...)
+	w.srv = model.NewServer(serverOptions(w.Options)...)
 	w.conns = nil
 	admin, events, err := model.ConnectZK(w.srv, sessionTimeout)
 	if err != nil {
@@ -319,6 +379,9 @@ func (w *WireSide) Begin(ctx context.Context, base string) (Session, error) {
 		}
 	}()
 	w.admin = admin
+	if err := superAuth(admin); err != nil {
+		return nil, err
+	}
 	if err := createAll(admin, base); err != nil {
 		return nil, err
 	}
@@ -357,6 +420,11 @@ func (w *WireSide) Sever(ctx context.Context, i int) error {
 		return fmt.Errorf("no session %d (sessions are 1..%d)", i, len(w.conns))
 	}
 	return w.srv.Do(model.Step{Kind: model.Disconnect, Client: w.srv.ClientOf(w.conns[i-1].SessionID())})
+}
+
+// Pass moves the server's virtual clock by passIntervals check intervals.
+func (w *WireSide) Pass(ctx context.Context, expiring, containers []string) error {
+	return advance(w.srv, w.CheckInterval)
 }
 
 // End closes the sequence's clients and the server's wire front end.

@@ -400,7 +400,7 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	)
 	switch r.op {
 	case opCreate:
-		res.path, res.err = c.create(sid, r.path, r.data, r.flags, r.acl)
+		res.path, res.err = c.create(sid, opCreate, r.path, r.data, r.flags, r.acl)
 		if res.err == nil {
 			notes = c.createdEvents(res.path, notes)
 		}
@@ -638,9 +638,10 @@ func cloneBytes(b []byte) []byte {
 // create adds a node. The checks come in ZooKeeper 3.8's order, as measured: flags, the path's shape
 // (relative or with NUL), the ACL (fixupACL), the parent's existence, CREATE on the parent, the whole path's
 // validity (after the sequence suffix), the node's absence, and a parent that is not ephemeral. A sequential name is the parent's
-// count of child creates so far, as `%010d` (a Java int: it wraps to -2147483648).
-func (c *core) create(sid int64, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	m, err := c.createMode(opCreate, flags, -1)
+// count of child creates so far, as `%010d` (a Java int: it wraps to -2147483648). op is opCreate for a create
+// request, opMulti for a multi's create op (see createMode).
+func (c *core) create(sid int64, op opKind, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	m, err := c.createMode(op, flags, -1)
 	if err != nil {
 		return "", err
 	}
@@ -807,7 +808,7 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 				return []zk.MultiResponse{}, nil, errMarshalling
 			}
 			var p string
-			if p, err = c.create(sid, o.Path, o.Data, o.Flags, o.Acl); err == nil {
+			if p, err = c.create(sid, opMulti, o.Path, o.Data, o.Flags, o.Acl); err == nil {
 				out[i].String = p
 				notes = c.createdEvents(p, notes)
 			}

@@ -84,7 +84,10 @@ func (n *node) kindSuffix() string {
 // PrepRequestProcessor does, as measured: an unknown mode is bad arguments; a TTL mode is UNIMPLEMENTED
 // unless the server enables extended types, and then needs 1 ≤ ttl ≤ 2^40-1 ms (a create other than
 // createTTL carries no TTL, so it fails with bad arguments); createTTL with any other mode is bad arguments.
-// createContainer makes a container whatever its other flags, sequential ones included.
+// createContainer makes a container whatever its other flags, sequential ones included. A plain create
+// (opcode create or create2) with the container mode makes a persistent node, which the container manager
+// leaves alone: the transaction a real server makes of it records only whether the node is ephemeral
+// (measured on 3.8); a multi's create takes its opcode from its flags, and makes a container.
 func (c *core) createMode(op opKind, flags int32, ttl int64) (nodeMode, error) {
 	var m nodeMode
 	switch flags {
@@ -96,7 +99,7 @@ func (c *core) createMode(op opKind, flags int32, ttl int64) (nodeMode, error) {
 	case zk.FlagEphemeralSequential:
 		m.ephemeral, m.sequential = true, true
 	case zk.FlagContainer:
-		m.container = true
+		m.container = op != opCreate
 	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
 		if !c.reaper.extended {
 			return nodeMode{}, errUnimplemented // TTL nodes are off unless the server enables extended types

@@ -1,7 +1,7 @@
 // Package rawzk is a small ZooKeeper 3.8 client on the project's own wire encoding (model/jute), for the
 // requests go-zookeeper v1.0.4 cannot send: addWatch (persistent and persistent-recursive watches, ZooKeeper
 // 3.6+), removeWatches and checkWatches. It also has the ordinary requests (create, delete, exists, getData,
-// setData, getChildren, multi, sync) with go-zookeeper's signatures and return values, so that one session
+// setData, getChildren, multi, sync, addAuth, getACL, setACL) with go-zookeeper's signatures and return values, so that one session
 // can mix both kinds of watch; conformance rules and differential tests use it on every target (the model
 // through its wire front end, and a real server).
 //
@@ -72,6 +72,12 @@ type watchKey struct {
 	kind watchKind
 }
 
+// cred is one addAuth the server accepted.
+type cred struct {
+	scheme string
+	auth   []byte
+}
+
 // pending is a request sent and not yet answered.
 type pending struct {
 	op      int32
@@ -107,6 +113,7 @@ type Conn struct {
 	closed    bool
 	closing   bool // Close sent closeSession: a lost connection is not reconnected
 	expired   bool
+	creds     []cred // addAuths the server accepted, sent again on every new connection
 	events    *evqueue.Queue
 	stop      chan struct{}
 	loops     sync.WaitGroup
@@ -214,6 +221,16 @@ func (c *Conn) handshake(ctx context.Context, addr string) error {
 			c.mu.Unlock()
 			nc.Close()
 			return fmt.Errorf("send setWatches2 to %s: %w", addr, err)
+		}
+	}
+	// The accepted credentials go again too, ahead of any request, as the Java client sends them (xid -4: the
+	// read loop skips their replies). They were accepted once, and the schemes do not change.
+	for _, cr := range c.creds {
+		auth := &jute.Request{Header: jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, Scheme: cr.scheme, Auth: cr.auth}
+		if err := c.write(nc, auth); err != nil {
+			c.mu.Unlock()
+			nc.Close()
+			return fmt.Errorf("send auth again to %s: %w", addr, err)
 		}
 	}
 	c.nc = nc
@@ -583,6 +600,38 @@ func (c *Conn) RemoveWatches(ctx context.Context, path string, t int32) error {
 	return err
 }
 
+// AddAuth authenticates the session (auth, scheme and credentials as go-zookeeper's AddAuth sends them, e.g.
+// "digest" and "user:password"). Credentials the server accepts are sent again on every new connection. A
+// scheme the server does not know fails with zk.ErrAuthFailed, and the server then closes the connection; the
+// Conn reconnects with its session.
+func (c *Conn) AddAuth(ctx context.Context, scheme string, auth []byte) error {
+	auth = slices.Clone(auth)
+	_, _, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpAuth}, Scheme: scheme, Auth: auth}, func(code int32) {
+		if code == 0 {
+			c.creds = append(c.creds, cred{scheme: scheme, auth: auth})
+		}
+	})
+	return err
+}
+
+// GetACL returns a node's ACL and stat, as go-zookeeper's GetACL.
+func (c *Conn) GetACL(ctx context.Context, path string) ([]zk.ACL, *zk.Stat, error) {
+	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpGetACL}, Path: path}, nil)
+	if errors.Is(err, zk.ErrConnectionClosed) {
+		return nil, nil, err
+	}
+	return r.ACL, &r.Stat, err
+}
+
+// SetACL replaces a node's ACL if its ACL version matches (-1 matches any), as go-zookeeper's SetACL.
+func (c *Conn) SetACL(ctx context.Context, path string, acl []zk.ACL, version int32) (*zk.Stat, error) {
+	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpSetACL}, Path: path, ACL: nonNil(acl), Version: version}, nil)
+	if errors.Is(err, zk.ErrConnectionClosed) {
+		return nil, err
+	}
+	return &r.Stat, err
+}
+
 // The ordinary requests below return what go-zookeeper v1.0.4's methods return, down to the stat beside an
 // error, but make none of its client-side checks (paths, flags): the server answers what they send.
 
@@ -929,6 +978,27 @@ func (z ZK) CreateTTL(path string, data []byte, flags int32, acl []zk.ACL, ttl t
 	ctx, cancel := z.ctx()
 	defer cancel()
 	return z.C.CreateTTL(ctx, path, data, flags, acl, ttl)
+}
+
+// AddAuth is Conn.AddAuth.
+func (z ZK) AddAuth(scheme string, auth []byte) error {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.AddAuth(ctx, scheme, auth)
+}
+
+// GetACL is Conn.GetACL.
+func (z ZK) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.GetACL(ctx, path)
+}
+
+// SetACL is Conn.SetACL.
+func (z ZK) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error) {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.SetACL(ctx, path, acl, version)
 }
 
 // Delete is Conn.Delete.
