@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -49,6 +50,9 @@ type call struct {
 	over bool
 	wire *wireCall // a request that came over the wire, with what the server answers
 }
+
+// callPool recycles the calls the default transport finishes within do: the model's hottest allocation.
+var callPool = sync.Pool{New: func() any { return new(call) }}
 
 // String renders the call's request for traces.
 func (cl *call) String() string {
@@ -266,7 +270,8 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		s.mu.Unlock()
 		return result{err: zk.ErrShortBuffer}, nil
 	}
-	cl := &call{reqv: *r} // a copy, so that the caller's request need not escape to the heap
+	cl := callPool.Get().(*call)
+	*cl = call{reqv: *r} // a copy, so that the caller's request need not escape to the heap
 	cl.req = &cl.reqv
 	if s.cfg.manual {
 		// Goroutines of one client may send at the same moment; the scheduler puts what they sent in a
@@ -282,8 +287,15 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 	}
 	s.settle()
 	if cl.over {
+		rep := cl.rep
+		if !s.cfg.manual && s.cfg.observer == nil {
+			// Finished within settle by the default transport: nothing refers to the call any more (the
+			// queues it passed through dropped it), so the next call may reuse it.
+			*cl = call{}
+			callPool.Put(cl)
+		}
 		s.mu.Unlock()
-		return cl.rep.res, cl.rep.watch
+		return rep.res, rep.watch
 	}
 	cl.done = make(chan reply, 1) // under the lock, so finish cannot have run in between
 	s.mu.Unlock()
