@@ -240,6 +240,7 @@ type harness struct {
 	target Target
 	base   string
 	admin  Conn
+	acl    []*aclSession // the rule's ACL sessions (aclConnect), synced after guarded writes
 }
 
 // path returns the absolute path of name under the rule's base path.

@@ -45,7 +45,9 @@ func (h *harness) aclConnect(user [2]string) *aclSession {
 			h.t.Fatalf("AddAuth(digest, %s): %v", user[0], err)
 		}
 	}
-	return &aclSession{s, a}
+	as := &aclSession{s, a}
+	h.acl = append(h.acl, as)
+	return as
 }
 
 // guarded creates path with acl plus ALL for owner, and opens it to the world again when the rule ends, so
@@ -55,6 +57,13 @@ func (h *harness) guarded(owner *aclSession, path string, data []byte, acl ...zk
 	full := append(slices.Clone(acl), digestEntry(zk.PermAll, aclOwner))
 	if _, err := owner.Create(path, data, zk.FlagPersistent, full); err != nil {
 		h.t.Fatalf("Create(%q) with ACL %v: %v", path, full, err)
+	}
+	// On an ensemble the rule's other sessions may sit on servers that have not applied the create yet:
+	// ZooKeeper promises a session its own writes, and another's only after a sync.
+	for _, other := range h.acl {
+		if other != owner {
+			mustSync(h.t, other, path)
+		}
 	}
 	h.t.Cleanup(func() {
 		if _, err := owner.SetACL(path, openACL, -1); err != nil && !isError(err, zk.ErrNoNode) {

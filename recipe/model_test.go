@@ -112,6 +112,24 @@ func (s *spyConn) waitCall(t *testing.T, prefix string) string {
 	}
 }
 
+// waitPending waits until a step of kind for c is pending (a call the spy saw may not have reached the
+// model yet).
+func waitPending(t *testing.T, srv *model.Server, kind model.StepKind, c *model.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		for _, st := range srv.Pending() {
+			if st.Kind == kind && st.Client == c.ClientID() {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %v step for client %d within a minute; pending %v", kind, c.ClientID(), srv.Pending())
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
 // step takes one step, failing the test if it cannot be taken.
 func step(t *testing.T, srv *model.Server, kind model.StepKind, c *model.Conn) {
 	t.Helper()
@@ -246,6 +264,8 @@ func TestLostCreateReply(t *testing.T) {
 			done := async(func() error { return l.Lock(context.Background()) })
 			nodePrefix := "create " + dir + "/_c_"
 			spy.waitCall(t, nodePrefix)
+			// The spy sees the call before the model does: wait until the request is there to apply or lose.
+			waitPending(t, srv, model.Apply, spy.Conn)
 			if tc.fault == model.LoseReply {
 				step(t, srv, model.Apply, spy.Conn)
 			}
@@ -281,6 +301,7 @@ func TestCancelWhileCreateInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := async(func() error { return l.Lock(ctx) })
 	spy.waitCall(t, "create "+dir+"/_c_")
+	waitPending(t, srv, model.Apply, spy.Conn)
 	step(t, srv, model.Apply, spy.Conn) // the node exists; its reply is not delivered
 	if !strings.Contains(srv.Dump(), "_c_") {
 		t.Fatalf("the create was not applied:\n%s", srv.Dump())
