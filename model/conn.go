@@ -288,9 +288,10 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 	s.settle()
 	if cl.over {
 		rep := cl.rep
-		if !s.cfg.manual && s.cfg.observer == nil {
+		if !s.cfg.manual {
 			// Finished within settle by the default transport: nothing refers to the call any more (the
-			// queues it passed through dropped it), so the next call may reuse it.
+			// queues it passed through dropped it, and the observer's records are formatted when made), so
+			// the next call may reuse it.
 			*cl = call{}
 			callPool.Put(cl)
 		}

@@ -21,13 +21,7 @@ func TestWireConformance(t *testing.T) {
 	t.Run("in-process", func(t *testing.T) {
 		srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
-		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
-			conn, events, err := model.ConnectZK(srv, timeout)
-			if err != nil {
-				t.Fatalf("connect to the model: %v", err)
-			}
-			return conn, events
-		})
+		target := wireTarget(srv, inProcess(srv))
 		dial := srv.Dialer()
 		target.ConnectWatch = rawTarget([]string{"model"}, func(_ context.Context, addr string) (net.Conn, error) {
 			return dial("tcp", addr, 5*time.Second)
@@ -51,13 +45,7 @@ func TestWireConformance(t *testing.T) {
 		// The TTL rules, on a server with extended types and a 100 ms container check interval.
 		srv := model.NewServer(model.WithExtendedTypes(), model.WithContainerCheckInterval(100*time.Millisecond))
 		t.Cleanup(func() { _ = srv.Close() })
-		target := wireTarget(srv, func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
-			conn, events, err := model.ConnectZK(srv, timeout)
-			if err != nil {
-				t.Fatalf("connect to the model: %v", err)
-			}
-			return conn, events
-		})
+		target := wireTarget(srv, inProcess(srv))
 		target.ExtendedTypes, target.ContainerCheckInterval, target.Only = true, 100*time.Millisecond, []string{"ttl/"}
 		conformance.Run(t, target)
 	})
@@ -120,5 +108,16 @@ func wireTarget(srv *model.Server, connect func(*testing.T, time.Duration) (*zk.
 		SuperUser:              conformanceSuperUser,
 		ContainerCheckInterval: model.DefaultContainerCheckInterval * time.Millisecond,
 		Advance:                func(t *testing.T, d time.Duration) { srv.Advance(d) },
+	}
+}
+
+// inProcess connects go-zookeeper to srv through the in-process wire (ConnectZK).
+func inProcess(srv *model.Server) func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+	return func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+		conn, events, err := model.ConnectZK(srv, timeout)
+		if err != nil {
+			t.Fatalf("connect to the model: %v", err)
+		}
+		return conn, events
 	}
 }

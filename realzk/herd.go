@@ -551,7 +551,12 @@ func (h *handoffs) releasing(now time.Time) {
 func (h *handoffs) fill(c *HerdCell) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c.Handoffs, c.HandoffP50, c.HandoffP99 = len(h.samples), Percentile(h.samples, 50), Percentile(h.samples, 99)
+	c.setHandoffs(h.samples)
+}
+
+// setHandoffs fills in the cell's handoff count and percentiles from samples.
+func (c *HerdCell) setHandoffs(samples []time.Duration) {
+	c.Handoffs, c.HandoffP50, c.HandoffP99 = len(samples), Percentile(samples, 50), Percentile(samples, 99)
 }
 
 // runGoCell runs one Go lock (or the baseline) with every client on dir

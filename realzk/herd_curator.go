@@ -252,6 +252,6 @@ func runCuratorCell(ctx context.Context, x HerdExperiment, s *curatorSession, by
 	cell.Bystanders = by.end(window)
 	res := <-answer
 	cell.Acquisitions, cell.Releases = res.r.acquisitions, res.r.releases
-	cell.Handoffs, cell.HandoffP50, cell.HandoffP99 = len(res.r.handoffs), Percentile(res.r.handoffs, 50), Percentile(res.r.handoffs, 99)
+	cell.setHandoffs(res.r.handoffs)
 	return cell, res.err
 }
