@@ -97,6 +97,17 @@ type figures struct {
 	// once), createContainer those ops, passes the ops that let time pass, reaped the nodes that went meanwhile
 	// (the model's count), passEvents the watch events the passes fired (the real side's).
 	timed, createTTL, tinyTTL, createContainer, passes, reaped, passEvents atomic.Int64
+
+	mu      sync.Mutex
+	reasons []string // why the real side's hiccups were re-run, in order
+}
+
+// hiccup counts a real-side run that hiccuped (ErrHiccup) and keeps its reason for the log.
+func (f *figures) hiccup(err error) {
+	f.hiccups.Add(1)
+	f.mu.Lock()
+	f.reasons = append(f.reasons, err.Error())
+	f.mu.Unlock()
 }
 
 // countTimed adds up a compared timed sequence's figures.
@@ -162,6 +173,11 @@ func (f *figures) countACL(seq Sequence, real *Transcript) {
 func (f *figures) log(t *testing.T) {
 	t.Logf("differential figures: %d sequences, %d ops compared, mismatching sequences (shrinking re-runs included): %d for the model, %d for the model through the wire; %d session-channel steps not compared (6+ events), %d real-side hiccups re-run",
 		f.sequences.Load(), f.ops.Load(), f.mismatches.Load(), f.wireMismatches.Load(), f.unsettled.Load(), f.hiccups.Load())
+	f.mu.Lock()
+	for i, r := range f.reasons {
+		t.Logf("real-side hiccup %d, re-run: %s", i+1, r)
+	}
+	f.mu.Unlock()
 	if f.persistent.Load() > 0 {
 		t.Logf("differential figures: %d sequences with raw clients: %d addWatch, %d removeWatches, %d checkWatches ops, %d events on persistent watch channels",
 			f.persistent.Load(), f.addWatch.Load(), f.removeWatches.Load(), f.checkWatches.Load(), f.persistentEvents.Load())
@@ -240,7 +256,11 @@ func (p *pair) compare(ctx context.Context, seq Sequence) (model, real *Transcri
 		}
 		real, err = Run(ctx, p.real, base, seq)
 		if errors.Is(err, ErrHiccup) && attempt < maxAttempts {
-			p.figs.hiccups.Add(1)
+			p.figs.hiccup(err)
+			// The next attempt needs every server serving again (a follower that fell behind rejoins).
+			if rerr := p.real.Ready(ctx); rerr != nil {
+				return model, real, "", fmt.Errorf("%w; then the ensemble did not recover: %w", err, rerr)
+			}
 			continue
 		}
 		if err != nil {

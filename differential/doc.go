@@ -46,4 +46,10 @@
 // The real and wire sides make delivery deterministic before they collect events: after every step
 // each live session does a Sync and a read, and go-zookeeper hands a watch notification to its
 // channels before it processes a later reply.
+//
+// A real ensemble on a loaded machine sometimes misbehaves on its own: a server falls behind, drops its
+// clients or takes a session back late. Run marks such a run ErrHiccup (a session disconnected or expired by
+// no op of the sequence, or a wait that failed after a session lost its connection); TestDifferential then
+// waits until every server serves again (RealSide.Ready) and runs the sequence again, up to three times, and
+// logs each hiccup's reason beside its figures. The model sides are never run again: an error there fails.
 package differential

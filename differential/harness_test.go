@@ -2,6 +2,7 @@ package differential
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -139,5 +140,40 @@ func TestNormalisation(t *testing.T) {
 	}
 	if got := showChildren([]string{"b", "a"}); got != "[a b]" {
 		t.Errorf("showChildren = %s, want [a b]", got)
+	}
+}
+
+// stuckSettle is the model whose Settle fails, as a real server's does when it does not take a session back.
+type stuckSettle struct{ ModelSide }
+
+func (s *stuckSettle) Name() string { return "stuck" }
+
+func (s *stuckSettle) Settle(ctx context.Context, base string, live []Session) error {
+	return errors.New("rawzk: waiting for a connection: context deadline exceeded")
+}
+
+// TestHiccupsAreTheSidesTrouble checks which failures of a side Run marks as ErrHiccup (to be run again on the
+// real side) and which it does not: a failed wait after a session lost its connection is one, a failed wait
+// on connections that never went is a failure to report.
+func TestHiccupsAreTheSidesTrouble(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		seq    Sequence
+		hiccup bool
+	}{
+		{"settle fails after a sever", Sequence{Sessions: 2, Ops: []Op{{Kind: Sever, Session: 2}}}, true},
+		{"settle fails with every connection up", Sequence{Sessions: 2, Ops: []Op{createNil(1, "a", 0)}}, false},
+	} {
+		_, err := Run(ctx, &stuckSettle{}, "/harness/base", tc.seq)
+		if err == nil {
+			t.Fatalf("%s: Run succeeded on a side whose Settle fails", tc.name)
+		}
+		if got := errors.Is(err, ErrHiccup); got != tc.hiccup {
+			t.Errorf("%s: errors.Is(%v, ErrHiccup) = %v, want %v", tc.name, err, got, tc.hiccup)
+		}
+		if !strings.Contains(err.Error(), "waiting for a connection") {
+			t.Errorf("%s: %v does not say what failed", tc.name, err)
+		}
 	}
 }

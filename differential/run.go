@@ -135,7 +135,8 @@ func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcr
 		r.closed = append(r.closed, false)
 		evs, err := log.waitFor(ctx, isHasSession)
 		if err != nil {
-			return nil, fmt.Errorf("%s: session %d: %w", side.Name(), i, err)
+			// No op of the sequence has run yet: a session the side cannot establish is the side's trouble.
+			return nil, fmt.Errorf("%s: session %d: %w (%w)", side.Name(), i, err, ErrHiccup)
 		}
 		if !slices.Equal(evs, []zk.Event{
 			{Type: zk.EventSession, State: zk.StateConnecting, Server: evs[0].Server},
@@ -226,7 +227,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 		}
 		evs, err := log.waitFor(ctx, isHasSession)
 		if err != nil {
-			return step, err
+			return step, notBack(err)
 		}
 		perSession[op.Session-1] = evs
 		step.Result = "reconnected"
@@ -236,7 +237,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 			// The server closed the connection after its answer; the client reconnects, as after a Sever.
 			evs, err := log.waitFor(ctx, isHasSession)
 			if err != nil {
-				return step, err
+				return step, notBack(err)
 			}
 			perSession[op.Session-1] = evs
 			break
@@ -253,11 +254,12 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 			}
 		}
 	}
-	if err := r.side.Settle(ctx, r.base, r.live()); err != nil {
-		return step, fmt.Errorf("settle: %w", err)
-	}
+	settleErr := r.side.Settle(ctx, r.base, r.live())
 	for i, l := range r.logs {
 		perSession[i] = append(perSession[i], l.flush()...)
+	}
+	if settleErr != nil {
+		return step, lostConnection(fmt.Errorf("settle: %w", settleErr), perSession)
 	}
 	watchEvents = r.pollWatches(0)
 	for i, evs := range perSession {
@@ -281,6 +283,26 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 	step.Events = append(step.Events, watchEvents...)
 	slices.Sort(step.Events)
 	return step, nil
+}
+
+// notBack marks err, a wait for a session to reconnect after its connection was cut on purpose, as
+// ErrHiccup: a server that does not take the session back in time is the side's trouble.
+func notBack(err error) error {
+	return fmt.Errorf("the session did not come back: %w (%w)", err, ErrHiccup)
+}
+
+// lostConnection returns err marked as ErrHiccup when a session saw its connection go (seen holds each
+// session's events of the step): a wait that then fails says the server did not take the session back in
+// time, which is the side's trouble and not a difference. Otherwise it returns err as it is.
+func lostConnection(err error, seen [][]zk.Event) error {
+	for i, evs := range seen {
+		for _, ev := range evs {
+			if ev.Type == zk.EventSession && (ev.State == zk.StateDisconnected || ev.State == zk.StateExpired) {
+				return fmt.Errorf("%w, after s%d received %s (%w)", err, i+1, ev.State, ErrHiccup)
+			}
+		}
+	}
+	return err
 }
 
 // pass lets time pass on the side and counts the nodes that went meanwhile.

@@ -205,6 +205,30 @@ func (r *RealSide) Settle(ctx context.Context, base string, live []Session) erro
 	return nil
 }
 
+// Ready waits until every server in Addrs serves clients again (leader, follower, observer or standalone, as
+// "srvr" tells), for a run after a hiccup, and returns an error naming the servers that do not within twice
+// collectTimeout.
+func (r *RealSide) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*collectTimeout)
+	defer cancel()
+	for {
+		var errs []error
+		for _, addr := range r.Addrs {
+			if _, err := realzk.ServerMode(ctx, addr); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("servers not serving: %w", errors.Join(errs...))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // Sever closes session i's connections through its proxy.
 func (r *RealSide) Sever(ctx context.Context, i int) error {
 	r.mu.Lock()

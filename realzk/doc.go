@@ -21,7 +21,8 @@
 // client falls silent expires between T and T+100 ms later. Other settings:
 // maxClientCnxns=0 (no per-client connection cap), 4lw.commands.whitelist=*
 // (every four-letter word, see FourLetter), admin.enableServer=false,
-// forceSync=no (a SIGKILL loses nothing the kernel already has), -Xmx96m.
+// forceSync=no (a SIGKILL loses nothing the kernel already has), -Xmx512m
+// (Config.HeapMB).
 //
 // Faults: Kill(i) SIGKILLs server i's JVM; Restart(ctx, i) starts it again on
 // its data and waits until it has rejoined; Leader(ctx) says which server

@@ -22,7 +22,7 @@ const (
 	DefaultTickTime          = 100 * time.Millisecond
 	DefaultMinSessionTimeout = 2 * DefaultTickTime // ZooKeeper's own rule: 2 ticks
 	DefaultMaxSessionTimeout = 20 * time.Second
-	DefaultHeapMB            = 96
+	DefaultHeapMB            = 512
 	DefaultJava              = "/usr/bin/java"
 )
 
@@ -56,7 +56,10 @@ type Config struct {
 	// asking for more the maximum. 0 means DefaultMinSessionTimeout (2
 	// ticks) and DefaultMaxSessionTimeout (20 s).
 	MinSessionTimeout, MaxSessionTimeout time.Duration
-	// HeapMB is each JVM's -Xmx in MiB; 0 means DefaultHeapMB.
+	// HeapMB is each JVM's -Xmx in MiB; 0 means DefaultHeapMB. The heap grows only as it is used, but the
+	// bound must leave room for the leader's committed log, which keeps the last 500 proposals with their
+	// data: at 96 MiB a few creates of 1 MiB nodes (the conformance suite's size-limit rule) ran a server
+	// out of heap, and its threads died mid-test.
 	HeapMB int
 	// Java is the java binary; "" means DefaultJava, then java on $PATH.
 	Java string
@@ -720,7 +723,11 @@ func (e *Ensemble) logOf(s *server) string {
 func (e *Ensemble) logTails(n int) string {
 	var b strings.Builder
 	for i, s := range e.servers {
-		fmt.Fprintf(&b, "--- server %d log (%s), last %d lines:\n%s\n", i, s.logPath, n, tail(e.logOf(s), n))
+		log := e.logOf(s)
+		if strings.Contains(log, "java.lang.OutOfMemoryError") {
+			fmt.Fprintf(&b, "*** server %d ran out of Java heap (-Xmx%dm): its threads died and it restarted its peer; raise Config.HeapMB\n", i, e.cfg.HeapMB)
+		}
+		fmt.Fprintf(&b, "--- server %d log (%s), last %d lines:\n%s\n", i, s.logPath, n, tail(log, n))
 	}
 	return b.String()
 }

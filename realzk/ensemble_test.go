@@ -378,3 +378,36 @@ func TestFromEnv(t *testing.T) {
 		t.Fatalf("FromEnv with a port-less entry = %v; want an error naming it", err)
 	}
 }
+
+// TestOutOfHeapIsNamed fills a one-server ensemble with a small heap until it fails, and checks that the
+// logs a failing test prints say the server ran out of heap, and what to raise.
+func TestOutOfHeapIsNamed(t *testing.T) {
+	ctx := testContext(t, 90*time.Second)
+	e, err := Start(ctx, Config{Servers: 1, HeapMB: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	conn, _ := connect(t, e.Addrs(), 5*time.Second)
+	data := make([]byte, 1<<20-1024)
+	created := 0
+	for ; created < 100; created++ {
+		if _, err = conn.Create(fmt.Sprintf("/big-%d", created), data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			break
+		}
+	}
+	if created == 100 {
+		t.Fatalf("a 24 MiB heap held 100 nodes of 1 MiB; the test needs a server that runs out")
+	}
+	t.Logf("the server failed after %d creates of 1 MiB (%v)", created, err)
+	for !strings.Contains(e.LogTails(1), "ran out of Java heap") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("after %d creates of 1 MiB the log tails do not name the out-of-heap server:\n%s", created, e.LogTails(20))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if tails := e.LogTails(1); !strings.Contains(tails, "-Xmx24m") || !strings.Contains(tails, "Config.HeapMB") {
+		t.Errorf("the out-of-heap line does not give the heap and what to raise:\n%s", tails)
+	}
+}
