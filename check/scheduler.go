@@ -53,6 +53,11 @@ func (d rapidDecider) pick(progress, faults []choice) (string, error) {
 	return progress[rapid.IntRange(0, len(progress)-1).Draw(d.t, "step")].label, nil
 }
 
+// nothingChosen is the decision that ends an exploration which looked for a choice and took none (there was
+// none, or the decider declined), before its steps ran out. It is written to traces like a decision, and a
+// replay takes it by looking once more and stopping, as the recorded run did.
+const nothingChosen = "# nothing chosen"
+
 // replayDecider takes the decisions of a trace, in order.
 type replayDecider struct {
 	decisions []string
@@ -67,6 +72,9 @@ func (d *replayDecider) pick(progress, faults []choice) (string, error) {
 	}
 	want := d.decisions[d.next]
 	d.next++
+	if want == nothingChosen {
+		return "", nil
+	}
 	for _, c := range append(append([]choice(nil), progress...), faults...) {
 		if c.label == want {
 			return want, nil
@@ -83,9 +91,11 @@ func (d *replayDecider) pick(progress, faults []choice) (string, error) {
 func (r *run) schedule(d decider) error {
 	faults := 0
 	steps := d.steps(r.cfg.Steps)
+	ended := false // the exploration looked for a choice and took none
 	for n := 0; n < steps; n++ {
 		progress, faultChoices := r.choices(faults < r.cfg.MaxFault)
 		if len(progress) == 0 && len(faultChoices) == 0 {
+			ended = true
 			break
 		}
 		label, err := d.pick(progress, faultChoices)
@@ -93,6 +103,7 @@ func (r *run) schedule(d decider) error {
 			return err
 		}
 		if label == "" {
+			ended = true
 			break
 		}
 		if take(label, progress) {
@@ -103,6 +114,11 @@ func (r *run) schedule(d decider) error {
 		}
 	}
 	r.explored = len(r.decisions)
+	if ended {
+		// That last look let the bubble's clock run (choices idles when nothing is pending), which the
+		// clients' own timers see: a replay must look once more too, or it drains at another time.
+		r.decisions = append(r.decisions, nothingChosen)
+	}
 	r.decisions = append(r.decisions, "# drain")
 	for n := 0; n < drainLimit; n++ {
 		progress, _ := r.choices(false)

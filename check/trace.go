@@ -175,7 +175,7 @@ func ParseTrace(path string) (*Trace, error) {
 				drained, section = true, "after-drain"
 				continue
 			}
-			if !strings.HasPrefix(line, "  ") || !validDecision(d) {
+			if !strings.HasPrefix(line, "  ") || !(validDecision(d) || d == nothingChosen && section == "decisions") {
 				return nil, bad(n, "malformed decision %q (want e.g. \"apply c1\", \"cancel c2\", \"advance 14s\", \"stop s0\")", line)
 			}
 			if section == "decisions" {

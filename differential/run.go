@@ -207,6 +207,7 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 	var watchEvents []string
 	switch op.Kind {
 	case Close:
+		sid := s.SessionID()
 		s.Close()
 		if !r.closed[op.Session-1] {
 			r.closed[op.Session-1] = true
@@ -215,6 +216,9 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 				return step, err
 			}
 			perSession[op.Session-1] = evs
+			if err := r.awaitEphemeralsGone(ctx, sid); err != nil {
+				return step, err
+			}
 		}
 		step.Result = "closed"
 	case Sever:
@@ -283,6 +287,70 @@ func (r *runner) do(ctx context.Context, index int, op Op, tr *Transcript) (Step
 	step.Events = append(step.Events, watchEvents...)
 	slices.Sort(step.Events)
 	return step, nil
+}
+
+// awaitEphemeralsGone returns once no node under the base is an ephemeral of session sid, as the admin session
+// sees after a Sync. A client's Close may return before the ensemble has committed the session's end (a real
+// server can close the connection before it answers closeSession), and until it has, another session's Sync
+// does not order the deletions, and their events, before the step settles. A session that owned no ephemeral
+// leaves nothing for the others to see.
+func (r *runner) awaitEphemeralsGone(ctx context.Context, sid int64) error {
+	if sid == 0 {
+		return nil // no session, no ephemerals (and 0 is every persistent node's owner)
+	}
+	ctx, cancel := context.WithTimeout(ctx, collectTimeout)
+	defer cancel()
+	for {
+		if _, err := r.admin.Sync(r.base); err != nil {
+			return fmt.Errorf("sync %s after a close: %w", r.base, err)
+		}
+		left, err := ephemeralsOf(r.admin, r.base, sid)
+		if err != nil {
+			return err
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the closed session %#x still owns %v (%w)", sid, left, ErrHiccup)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// ephemeralsOf returns the nodes at and below p whose ephemeral owner is sid, tolerating nodes that go meanwhile.
+func ephemeralsOf(admin Session, p string, sid int64) ([]string, error) {
+	ok, st, err := admin.Exists(p)
+	if err != nil {
+		return nil, fmt.Errorf("exists %s: %w", p, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	if st.EphemeralOwner == sid {
+		out = append(out, p)
+	}
+	if st.NumChildren == 0 {
+		return out, nil
+	}
+	children, _, err := admin.Children(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("children of %s: %w", p, err)
+	}
+	slices.Sort(children)
+	for _, c := range children {
+		below, err := ephemeralsOf(admin, p+"/"+c, sid)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, below...)
+	}
+	return out, nil
 }
 
 // notBack marks err, a wait for a session to reconnect after its connection was cut on purpose, as
