@@ -89,8 +89,11 @@ func ZKLockVariant() Variant {
 		Config: Config{Name: name, Faults: AllFaults &^ FaultCancel, Deadline: -1}}
 }
 
-// zkLockFinding is what the checker finds in zk.Lock: the properties its shrunk trace may break.
-const zkLockFinding = "liveness|hygiene"
+// zkLockFinding is what the checker finds in zk.Lock: the properties its shrunk trace may break. Which one
+// an exploration meets first depends on its seed (measured: fenced-register in 4 of 28 seeds): zk.Lock
+// cannot tell a holder that its session expired, so a holder whose session ended keeps writing while the
+// next one holds the lock, and the register, which zk.Lock gives no token to fence with, loses an update.
+const zkLockFinding = "liveness|hygiene|fenced-register"
 
 // zkLock adapts go-zookeeper's *zk.Lock, whose methods take no context, to Locker.
 type zkLock struct{ l *zk.Lock }

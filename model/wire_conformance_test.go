@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/conformance"
+	"github.com/zkmodel/zkmodel/internal/evqueue"
 	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/model"
 )
@@ -55,10 +56,12 @@ func TestWireConformance(t *testing.T) {
 func dialTCP(t *testing.T, addrs []string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
 	addr := strings.Join(addrs, ",")
-	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+	rec := evqueue.NewSession()
+	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}), rec.Option())
 	if err != nil {
 		t.Fatalf("connect to %s: %v", addr, err)
 	}
+	events = rec.Follow(events)
 	deadline := time.Now().Add(10 * time.Second)
 	for conn.State() != zk.StateHasSession {
 		if time.Now().After(deadline) {
@@ -111,13 +114,14 @@ func wireTarget(srv *model.Server, connect func(*testing.T, time.Duration) (*zk.
 	}
 }
 
-// inProcess connects go-zookeeper to srv through the in-process wire (ConnectZK).
+// inProcess connects go-zookeeper to srv through the in-process wire (ConnectZK), with lossless session events.
 func inProcess(srv *model.Server) func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 	return func(t *testing.T, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
-		conn, events, err := model.ConnectZK(srv, timeout)
+		rec := evqueue.NewSession()
+		conn, events, err := model.ConnectZK(srv, timeout, rec.Option())
 		if err != nil {
 			t.Fatalf("connect to the model: %v", err)
 		}
-		return conn, events
+		return conn, rec.Follow(events)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/conformance"
+	"github.com/zkmodel/zkmodel/internal/evqueue"
 	"github.com/zkmodel/zkmodel/internal/rawzk"
 )
 
@@ -107,10 +108,12 @@ func TestConformanceTTL(t *testing.T) {
 	conformance.Run(t, conformance.Target{
 		Connect: func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
 			t.Helper()
-			conn, events, err := zk.Connect(e.Addrs(), sessionTimeout, zk.WithLogInfo(false), zk.WithLogger(testLogger{t}))
+			rec := evqueue.NewSession()
+			conn, events, err := zk.Connect(e.Addrs(), sessionTimeout, zk.WithLogInfo(false), zk.WithLogger(testLogger{t}), rec.Option())
 			if err != nil {
 				t.Fatalf("connect to %v: %v", e.Addrs(), err)
 			}
+			events = rec.Follow(events)
 			// Wait for the session without reading events: the suite checks them.
 			deadline := time.Now().Add(20 * time.Second)
 			for conn.State() != zk.StateHasSession {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/evqueue"
 )
 
 // proxiedSession is one go-zookeeper client that reaches every server of an
@@ -43,12 +44,20 @@ func newProxiedSession(t testing.TB, e interface{ Addrs() []string }, sessionTim
 		s.proxies = append(s.proxies, p)
 		addrs = append(addrs, p.Addr())
 	}
-	conn, events, err := connectQuiet(addrs, sessionTimeout, onEvent)
+	// The session's events are recorded by the callback, losslessly (evqueue.Session), besides onEvent.
+	rec := evqueue.NewSession()
+	record := rec.Callback()
+	conn, events, err := connectQuiet(addrs, sessionTimeout, func(ev zk.Event) {
+		record(ev)
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	})
 	if err != nil {
 		t.Fatalf("connect through proxies %v: %v", addrs, err)
 	}
 	t.Cleanup(conn.Close)
-	s.conn, s.events = conn, events
+	s.conn, s.events = conn, rec.Follow(events)
 	awaitConnState(t, conn, time.Minute, zk.StateHasSession)
 	return s
 }

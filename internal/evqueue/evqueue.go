@@ -82,3 +82,33 @@ func (q *Queue) pump() {
 		q.out <- ev
 	}
 }
+
+// Session makes a go-zookeeper client's session events lossless. zk.Connect's channel holds 6 events and
+// drops any that arrive while it is full: a reconnection after expiry emits 9 in a burst (Disconnected,
+// Connecting, Connected, Expired, a NotWatching per watch, Disconnected, Connecting, Connected,
+// HasSession), and on a loaded machine the reader may not run in between, so that the last ones —
+// HasSession among them — are lost. Pass Option to zk.Connect (or model.ConnectZK): its callback sees every
+// event, in order, before go-zookeeper tries its channel; then read the channel Follow returns instead of
+// zk.Connect's.
+type Session struct{ q *Queue }
+
+// NewSession returns a Session for one client.
+func NewSession() *Session { return &Session{q: New(64)} }
+
+// Option is the zk.Connect option (zk.WithEventCallback) that records every event.
+func (s *Session) Option() func(*zk.Conn) { return zk.WithEventCallback(s.Callback()) }
+
+// Callback is the recording callback itself, for a client that has an event callback of its own to call it
+// from (go-zookeeper keeps only the last zk.WithEventCallback).
+func (s *Session) Callback() zk.EventCallback { return s.q.Push }
+
+// Follow drains go-zookeeper's own channel ch, whose events the callback has already recorded, and returns
+// the channel of the recorded events, which is closed once ch is (the client was closed).
+func (s *Session) Follow(ch <-chan zk.Event) <-chan zk.Event {
+	go func() {
+		for range ch {
+		}
+		s.q.Close()
+	}()
+	return s.q.C()
+}

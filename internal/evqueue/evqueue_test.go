@@ -44,3 +44,32 @@ func TestAtOnce(t *testing.T) {
 		t.Fatal("a nil queue's channel is not nil")
 	}
 }
+
+// TestSessionKeepsABurst: while the reader does not run, a burst of events overflows zk.Connect's 6-event
+// channel, which drops the rest, and loses nothing through Session; the followed channel closes when the
+// client's own channel does.
+func TestSessionKeepsABurst(t *testing.T) {
+	s := NewSession()
+	original := make(chan zk.Event, 6) // zk.Connect's channel: what does not fit is dropped
+	record := s.Callback()
+	const burst = 40
+	for i := range burst {
+		ev := zk.Event{Type: zk.EventSession, State: zk.StateConnecting, Path: fmt.Sprint(i)}
+		record(ev)
+		select {
+		case original <- ev:
+		default:
+		}
+	}
+	close(original) // the client was closed
+	out := s.Follow(original)
+	for i := range burst {
+		ev, ok := <-out
+		if !ok || ev.Path != fmt.Sprint(i) {
+			t.Fatalf("event %d: got %+v (open %v), want path %d", i, ev, ok, i)
+		}
+	}
+	if ev, ok := <-out; ok {
+		t.Fatalf("after the burst and the client's close: got %+v, want the channel closed", ev)
+	}
+}
