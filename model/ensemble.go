@@ -29,10 +29,11 @@ import (
 
 // ensembleState is the members' state. Member i is "server i" (0-based, as realzk numbers them).
 type ensembleState struct {
-	down      []bool           // stopped members; its length is the ensemble's size
-	leader    int              // the leading member, or -1 when no majority runs
-	listeners [][]net.Listener // each member's TCP listeners
-	addrs     [][]string       // the addresses they were opened on, to listen on again after a restart
+	down       []bool           // stopped members; its length is the ensemble's size
+	leader     int              // the leading member, or -1 when no majority runs
+	listeners  [][]net.Listener // each member's TCP listeners
+	addrs      [][]string       // the addresses they were opened on, to listen on again after a restart
+	traceMasks map[int]int64    // members' trace masks, once stmk set them (flw.go)
 }
 
 func newEnsemble(n int) ensembleState {

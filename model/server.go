@@ -39,6 +39,8 @@ type config struct {
 
 	superDigest string // WithSuperDigest
 	members     int
+
+	fourLetterWords []string // WithFourLetterWords; nil: DefaultFourLetterWords
 }
 
 // Option configures a Server.

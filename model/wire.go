@@ -293,7 +293,12 @@ func (s *Server) password(sid int64) []byte {
 
 func (l *wireLink) readLoop() {
 	s := l.srv
-	body, err := jute.ReadFrame(l.nc, jute.MaxBuffer)
+	first, answered := l.fourLetterWord() // flw.go: a four-letter word instead of a connect request
+	if answered {
+		s.forget(l)
+		return
+	}
+	body, err := jute.ReadFrame(first, jute.MaxBuffer)
 	if err != nil {
 		l.abort() // nothing a server can parse as a connect request: it closes the connection, as ZooKeeper does
 		s.forget(l)

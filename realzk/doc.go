@@ -20,7 +20,7 @@
 // Sessions expire in buckets of one tick, so a session of timeout T whose
 // client falls silent expires between T and T+100 ms later. Other settings:
 // maxClientCnxns=0 (no per-client connection cap), 4lw.commands.whitelist=*
-// (every four-letter word, see FourLetter), admin.enableServer=false,
+// (every four-letter word, see FourLetter; Config.FourLetterWords narrows it), admin.enableServer=false,
 // forceSync=no (a SIGKILL loses nothing the kernel already has), -Xmx512m
 // (Config.HeapMB).
 //

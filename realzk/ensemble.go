@@ -75,6 +75,9 @@ type Config struct {
 	// znode.container.checkIntervalMs. The harness's own keys cannot be set
 	// here.
 	ExtraConfig map[string]string
+	// FourLetterWords is every server's 4lw.commands.whitelist: comma-separated words, or "*" for all;
+	// "" means "*". The harness itself needs srvr; ZooKeeper 3.8's own default is "srvr" alone.
+	FourLetterWords string
 	// Dir is where the ensemble's directory (realzk-*) is created; "" means
 	// os.TempDir(). Stale directories of dead harness processes in it are
 	// swept on Start.
@@ -115,6 +118,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("realzk config: MinSessionTimeout=%v: want at least 2 ticks (%v)", c.MinSessionTimeout, 2*c.TickTime)
 	case c.MaxSessionTimeout < c.MinSessionTimeout:
 		return c, fmt.Errorf("realzk config: MaxSessionTimeout=%v is below MinSessionTimeout=%v", c.MaxSessionTimeout, c.MinSessionTimeout)
+	case strings.ContainsAny(c.FourLetterWords, "\r\n"):
+		return c, fmt.Errorf("realzk config: FourLetterWords=%q: want one line, e.g. \"srvr,ruok\" or \"*\"", c.FourLetterWords)
 	case c.HeapMB < 16:
 		return c, fmt.Errorf("realzk config: HeapMB=%d: want at least 16", c.HeapMB)
 	}
@@ -344,7 +349,11 @@ func (e *Ensemble) writeServerFiles(s *server) error {
 	fmt.Fprintf(&b, "minSessionTimeout=%d\n", e.cfg.MinSessionTimeout.Milliseconds())
 	fmt.Fprintf(&b, "maxSessionTimeout=%d\n", e.cfg.MaxSessionTimeout.Milliseconds())
 	b.WriteString("maxClientCnxns=0\n")
-	b.WriteString("4lw.commands.whitelist=*\n")
+	words := e.cfg.FourLetterWords
+	if words == "" {
+		words = "*"
+	}
+	fmt.Fprintf(&b, "4lw.commands.whitelist=%s\n", words)
 	b.WriteString("admin.enableServer=false\n")
 	// No fsync per transaction: a SIGKILLed JVM loses nothing the kernel
 	// already has, and tests run much faster. 1 MiB log preallocation

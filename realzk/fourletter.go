@@ -15,7 +15,8 @@ const fourLetterTimeout = 2 * time.Second
 
 // FourLetter sends a ZooKeeper four-letter word (such as "srvr", "mntr",
 // "ruok", "cons") to the server at addr and returns its whole answer. The
-// server must allow the word (harness-started servers allow all of them).
+// server must allow the word (harness-started servers allow all of them unless
+// Config.FourLetterWords says otherwise).
 func FourLetter(ctx context.Context, addr, word string) (string, error) {
 	if len(word) != 4 {
 		return "", fmt.Errorf("four-letter word %q: must be exactly 4 letters, e.g. \"srvr\"", word)

@@ -5,7 +5,12 @@
 //
 // Usage:
 //
-//	zkmodel serve [-addr 127.0.0.1:2181] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
+//	zkmodel serve [-addr 127.0.0.1:2181] [-control 127.0.0.1:0] [-seed 1] [-tick 2s] [-4lw-whitelist srvr]
+//
+// Each server answers ZooKeeper's four-letter words (srvr, ruok, mntr, cons,
+// …) as ZooKeeper 3.8 does, with its own mode and the model's figures;
+// -4lw-whitelist is 4lw.commands.whitelist: comma-separated words, or * for
+// all (default srvr, 3.8's own default).
 //
 // `make serve` runs `go run ./cmd/zkmodel serve`. Once both ports listen it
 // prints one JSON line on stdout, for a test to read:

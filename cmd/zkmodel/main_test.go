@@ -149,6 +149,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"serve", "-super-digest", "super:secret"}, `-super-digest "super:secret": want user:base64(sha1(user:password))`},
 		{[]string{"serve", "-super-digest", ":" + zk.DigestACL(zk.PermAll, "super", "secret")[0].ID[6:]}, "want user:base64"},
 		{[]string{"serve", "-container-check-interval", "0s"}, "-container-check-interval 0s: want at least 1ms"},
+		{[]string{"serve", "-4lw-whitelist", "srvr,kill"}, `-4lw-whitelist "srvr,kill": "kill" is no four-letter word of ZooKeeper 3.8: give * or some of conf,cons,`},
 	} {
 		var stdout, stderr strings.Builder
 		err := run(context.Background(), tc.args, &stdout, &stderr)
@@ -167,7 +168,7 @@ func TestHelp(t *testing.T) {
 		if err := run(context.Background(), args, &stdout, io.Discard); err != nil {
 			t.Errorf("run(%q) = %v, want nil", args, err)
 		}
-		for _, want := range []string{"POST /expire?session=", "POST /drop?session=", "POST /advance?by=", "GET  /dump", "GET  /sessions", "-control host:port", "-seed"} {
+		for _, want := range []string{"POST /expire?session=", "POST /drop?session=", "POST /advance?by=", "GET  /dump", "GET  /sessions", "-control host:port", "-seed", "-4lw-whitelist"} {
 			if !strings.Contains(stdout.String(), want) {
 				t.Errorf("run(%q) printed no %q in:\n%s", args, want, stdout.String())
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha1"
 	"encoding/base64"
@@ -36,10 +37,12 @@ type options struct {
 	superDigest       string        // -super-digest: the super user, user:base64(sha1(user:password))
 	extendedTypes     bool          // -extended-types: TTL nodes allowed
 	containerInterval time.Duration // -container-check-interval: the container manager's period
+	fourLetterWords   []string      // -4lw-whitelist: the four-letter words the servers answer
 }
 
 const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
                      [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
+                     [-4lw-whitelist srvr[,word…]|*]
 
 Serves the deterministic in-memory ZooKeeper 3.8 on -addr to clients in any
 language, and a control endpoint on -control (HTTP). Several comma-separated
@@ -55,6 +58,10 @@ addresses make an emulated ensemble: one state, one server per address
   POST /stop?server=1        stop server 1 as if killed: its connections close,
                              its port refuses; without a majority none serves
   POST /start?server=1       start it again on its port
+
+Each server also answers ZooKeeper's four-letter words (echo srvr | nc host
+port) as ZooKeeper 3.8 does, those in -4lw-whitelist; the others answer
+"<word> is not executed because it is not in the whitelist.".
 
 Prints {"addr":…,"control":…,"seed":…,"tick":…} on stdout once listening
 ("addr" is the connect string: the addresses, comma-separated); stops on
@@ -77,6 +84,7 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.superDigest, "super-digest", "", "the super user as `user:base64(sha1(user:password))`, as zookeeper.DigestAuthenticationProvider.superDigest (empty: none)")
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", time.Minute, "how often the container manager deletes empty containers and expired TTL nodes (virtual time), as znode.container.checkIntervalMs")
+	whitelist := fs.String("4lw-whitelist", "srvr", "the four-letter words the servers answer, comma-separated, or * for all, as 4lw.commands.whitelist (3.8's default: srvr)")
 	usage := func() error {
 		fmt.Fprint(stdout, usageText)
 		fs.SetOutput(stdout)
@@ -110,10 +118,28 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	if o.containerInterval < time.Millisecond {
 		return o, fmt.Errorf("%w: -container-check-interval %v: want at least 1ms", errUsage, o.containerInterval)
 	}
+	words, err := parseWhitelist(*whitelist)
+	if err != nil {
+		return o, fmt.Errorf("%w: -4lw-whitelist %q: %v", errUsage, *whitelist, err)
+	}
+	o.fourLetterWords = words
 	if err := checkDigest(o.superDigest); err != nil {
 		return o, fmt.Errorf("%w: -super-digest %q: %v", errUsage, o.superDigest, err)
 	}
 	return o, nil
+}
+
+// parseWhitelist splits -4lw-whitelist into words, each one ZooKeeper 3.8 knows (or *).
+func parseWhitelist(list string) ([]string, error) {
+	var words []string
+	for _, w := range strings.Split(list, ",") {
+		w = strings.TrimSpace(w)
+		if w != "*" && !slices.Contains(model.FourLetterWords(), w) {
+			return nil, fmt.Errorf("%q is no four-letter word of ZooKeeper 3.8: give * or some of %s", w, strings.Join(model.FourLetterWords(), ","))
+		}
+		words = append(words, w)
+	}
+	return words, nil
 }
 
 // checkDigest reports what is wrong with a super digest: empty, or user:base64 of a 20-byte SHA-1.
@@ -211,7 +237,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
-		model.WithContainerCheckInterval(o.containerInterval)}
+		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...)}
 	if o.superDigest != "" {
 		opts = append(opts, model.WithSuperDigest(o.superDigest))
 	}
@@ -351,15 +377,23 @@ func (g *gateway) serve(i int, l net.Listener) {
 
 // pump copies src to dst until either end closes, then closes both. The
 // model-to-client direction reads the ConnectResponse first to learn the
-// session id.
+// session id; what is no frame (a four-letter word's answer) it passes on
+// as it came, in one write. The client-to-model direction passes the
+// client's EOF on (a half close): the model answers a word the client sent
+// before it, then closes.
 func (g *gateway) pump(lk *link, src, dst net.Conn, fromModel bool) {
 	defer g.wg.Done()
-	defer g.drop(lk)
-	if fromModel {
-		frame, err := readFrame(src)
-		if err != nil {
-			return
+	if !fromModel {
+		io.Copy(dst, src)
+		if tc, ok := dst.(*net.TCPConn); ok && tc.CloseWrite() == nil {
+			return // the model closes its end; the other pump then drops both
 		}
+		g.drop(lk)
+		return
+	}
+	defer g.drop(lk)
+	in := bufio.NewReaderSize(src, 64<<10)
+	if frame, err := readFrame(in); err == nil {
 		// ConnectResponse: protocolVersion int32, timeOut int32, sessionId int64, …
 		if len(frame) >= 4+16 {
 			g.mu.Lock()
@@ -369,25 +403,32 @@ func (g *gateway) pump(lk *link, src, dst net.Conn, fromModel bool) {
 		if _, err := dst.Write(frame); err != nil {
 			return
 		}
+	} else if rest, _ := in.Peek(in.Buffered()); len(rest) > 0 {
+		if _, err := dst.Write(rest); err != nil {
+			return
+		}
+		in.Discard(len(rest))
 	}
-	io.Copy(dst, src)
+	io.Copy(dst, in)
 }
 
 // maxFrame bounds the ConnectResponse the gateway reads whole.
 const maxFrame = 1 << 20
 
-// readFrame reads one length-prefixed frame, prefix included.
-func readFrame(r io.Reader) ([]byte, error) {
-	var prefix [4]byte
-	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+// readFrame reads one length-prefixed frame, prefix included. What does
+// not start with a frame's length it leaves unread in r.
+func readFrame(r *bufio.Reader) ([]byte, error) {
+	prefix, err := r.Peek(4)
+	if err != nil {
 		return nil, err
 	}
-	n := binary.BigEndian.Uint32(prefix[:])
+	n := binary.BigEndian.Uint32(prefix)
 	if n > maxFrame {
 		return nil, fmt.Errorf("frame of %d bytes", n)
 	}
 	frame := make([]byte, 4+n)
-	copy(frame, prefix[:])
+	copy(frame, prefix)
+	r.Discard(4)
 	if _, err := io.ReadFull(r, frame[4:]); err != nil {
 		return nil, err
 	}
