@@ -265,12 +265,7 @@ func (r *suiteRun) subtests(name string) []string {
 // outputTail is the last lines lines of what top-level test name and its subtests printed; the
 // suite's tests print their servers' standard error there (prefixed [ZKERR]).
 func (r *suiteRun) outputTail(name string, lines int) string {
-	var all []string
-	for _, n := range append([]string{name}, r.subtests(name)...) {
-		if res := r.results[n]; res != nil {
-			all = append(all, res.output...)
-		}
-	}
+	all := r.subtreeOutput(name)
 	if len(all) == 0 {
 		all = r.unowned
 	}
@@ -278,6 +273,17 @@ func (r *suiteRun) outputTail(name string, lines int) string {
 		all = append([]string{fmt.Sprintf("… (%d lines before)", len(all)-lines)}, all[len(all)-lines:]...)
 	}
 	return strings.Join(all, "\n")
+}
+
+// subtreeOutput is what top-level test name and its subtests printed, in order.
+func (r *suiteRun) subtreeOutput(name string) []string {
+	var all []string
+	for _, n := range append([]string{name}, r.subtests(name)...) {
+		if res := r.results[n]; res != nil {
+			all = append(all, res.output...)
+		}
+	}
+	return all
 }
 
 // testEvent is one line of go test -json (cmd/test2json's TestEvent).
