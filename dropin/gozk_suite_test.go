@@ -156,7 +156,7 @@ func suiteEnv(extra ...string) []string {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "GOFLAGS", "GOTOOLCHAIN", "GOWORK", "GOPROXY", "ZOOKEEPER_BIN_PATH", "JVMFLAGS", "ZK_VERSION":
+		case "GOFLAGS", "GOTOOLCHAIN", "GOWORK", "GOPROXY", "ZOOKEEPER_BIN_PATH", "JVMFLAGS", "ZK_VERSION", "TMPDIR":
 			continue // ZK_VERSION would run the reconfig tests, which stay skipped (see the test's doc)
 		}
 		env = append(env, kv)
@@ -361,7 +361,8 @@ func runSuite(ctx context.Context, suiteDir, scratch string, side suiteSide, run
 	cmd := exec.CommandContext(ctx, "go", "test", "-json", "-count=1", "-vet=off", "-run", runPattern,
 		"-timeout", timeout.String(), ".")
 	cmd.Dir = suiteDir
-	cmd.Env = suiteEnv(append([]string{"ZOOKEEPER_BIN_PATH=" + side.binDir}, side.env...)...)
+	// TMPDIR: the suite's t.TempDir()s (its servers' data) go under ours, gone even if a run is killed.
+	cmd.Env = suiteEnv(append([]string{"ZOOKEEPER_BIN_PATH=" + side.binDir, "TMPDIR=" + scratch}, side.env...)...)
 	cmd.Stdout = out // a file, so that Wait does not wait for servers that still hold the output open
 	cmd.Stderr = out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
