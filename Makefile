@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-.PHONY: help test check traces replay ensemble real herd fidelity bench vet fmt zookeeper clientdeps serve
+.PHONY: help test check traces replay ensemble real herd fidelity gozk bench vet fmt zookeeper clientdeps serve
 
 # Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
 # never rewrites the committed corpus in traces/ (make traces does that, deliberately).
@@ -75,3 +75,7 @@ herd: zookeeper clientdeps ## herd experiment: recipe, watch-parent, zk.Lock and
 
 fidelity: zookeeper ## compare the model with a real ensemble on N random operation sequences (N=500 by default)
 	$(GO) test -count=1 -timeout 60m -v -run 'TestDifferential$$' ./differential -rapid.checks=$(or $(N),500) -rapid.nofailfile
+
+gozk: zookeeper ## go-zookeeper v1.0.4's own integration suite on real ZooKeeper and on the stand-in (dropin/bin), as a table in out/gozk/suite.md
+	@$(GO) test -count=1 -timeout 20m -v -run '^TestGoZookeeperSuite$$' ./dropin -gozk.table=$(CURDIR)/out/gozk/suite.md $(if $(GOZK_SHARDS),-gozk.shards=$(GOZK_SHARDS)) $(if $(GOZK_STANDIN),-gozk.standin=$(GOZK_STANDIN)) \
+		| grep -v -E '^(=== RUN|PASS$$)'; status=$${PIPESTATUS[0]}; test -f out/gozk/suite.md && cat out/gozk/suite.md; exit $$status
