@@ -134,7 +134,7 @@ type attachReply struct {
 	Mode  string `json:"mode,omitempty"`
 	// Backend is the member's wire address at the daemon, where the process carries its clients.
 	Backend string `json:"backend,omitempty"`
-	PID   int    `json:"pid,omitempty"` // the daemon's
+	PID     int    `json:"pid,omitempty"` // the daemon's
 }
 
 // startForeground runs the configured server until the process is killed or signalled: it attaches to (or
