@@ -64,6 +64,9 @@ func main() {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "zkmodel:", err)
+	if e, ok := errors.AsType[exitError](err); ok {
+		os.Exit(e.code)
+	}
 	if errors.Is(err, errUsage) {
 		os.Exit(2)
 	}

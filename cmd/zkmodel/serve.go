@@ -210,6 +210,14 @@ type startupLine struct {
 // run is the whole command: it parses args, serves until ctx is done, then
 // shuts down and returns nil. Tests call it in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "zkserver":
+			return runZKServer(ctx, args[1:], stdout, stderr)
+		case "zkserver-daemon":
+			return runDaemon(ctx, args[1:], stderr)
+		}
+	}
 	o, err := parseArgs(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

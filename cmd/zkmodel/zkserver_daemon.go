@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkmodel/zkmodel/model"
+)
+
+// This file is `zkmodel zkserver-daemon`: one cluster's emulated ensemble, whose members the stand-in's
+// processes (zkserver.go) start by attaching over a unix socket and stop by going away. Each process listens
+// on its member's client port itself and carries its clients' connections to the member's wire address
+// here, so that a killed process takes its port and its connections with it at once, as a real server's
+// death does.
+
+// daemonOptions are zkserver-daemon's flags, set by the stand-in that starts it.
+type daemonOptions struct {
+	socket            string
+	members           int
+	tick              time.Duration
+	cluster           string
+	superDigest       string
+	extendedTypes     bool
+	containerInterval time.Duration
+	linger            time.Duration
+}
+
+// defaultLinger is how long a daemon outlives the last of its members' processes (ZKMODEL_LINGER).
+const defaultLinger = 30 * time.Second
+
+func parseDaemonArgs(args []string) (daemonOptions, error) {
+	fs := flag.NewFlagSet("zkmodel zkserver-daemon", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o daemonOptions
+	fs.StringVar(&o.socket, "socket", "", "unix socket the members' processes attach on")
+	fs.IntVar(&o.members, "members", 1, "servers in the ensemble")
+	fs.DurationVar(&o.tick, "tick", 3*time.Second, "tickTime")
+	fs.StringVar(&o.cluster, "cluster", "", "the cluster's server.N lines, for the log")
+	fs.StringVar(&o.superDigest, "super-digest", "", "super user digest")
+	fs.BoolVar(&o.extendedTypes, "extended-types", false, "TTL nodes allowed")
+	fs.DurationVar(&o.containerInterval, "container-check-interval", model.DefaultContainerCheckInterval*time.Millisecond, "container manager period")
+	if err := fs.Parse(args); err != nil {
+		return o, fmt.Errorf("%w: zkserver-daemon: %v (it is started by `zkmodel zkserver`, not by hand)", errUsage, err)
+	}
+	if o.socket == "" || o.members < 1 || o.tick <= 0 {
+		return o, fmt.Errorf("%w: zkserver-daemon needs -socket, -members ≥ 1 and -tick > 0", errUsage)
+	}
+	o.linger = defaultLinger
+	if v := os.Getenv("ZKMODEL_LINGER"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return o, fmt.Errorf("%w: ZKMODEL_LINGER=%q: want a Go duration such as 30s", errUsage, v)
+		}
+		o.linger = d
+	}
+	return o, nil
+}
+
+// daemon is one cluster's ensemble and who is attached to it.
+type daemon struct {
+	o        daemonOptions
+	srv      *model.Server
+	backends []string // the model's wire address of each member, which the members' processes carry clients to
+	log      io.Writer
+
+	mu       sync.Mutex
+	attached []bool              // a process holds member i
+	dataDirs map[string]struct{} // every dataDir a member named
+	lastLeft time.Time           // when the last attached process went away (or the daemon started)
+}
+
+// runDaemon serves the cluster until nothing needs it any more (see package dropin).
+func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
+	o, err := parseDaemonArgs(args)
+	if err != nil {
+		return err
+	}
+	opts := []model.Option{model.WithSeed(time.Now().UnixNano()), model.WithTickTime(o.tick), model.WithEnsemble(o.members),
+		model.WithStartTime(time.Now()), model.WithContainerCheckInterval(o.containerInterval)}
+	if o.superDigest != "" {
+		opts = append(opts, model.WithSuperDigest(o.superDigest))
+	}
+	if o.extendedTypes {
+		opts = append(opts, model.WithExtendedTypes())
+	}
+	srv := model.NewServer(opts...)
+	backends, err := srv.ListenEnsemble(o.members)
+	if err != nil {
+		return fmt.Errorf("start the model's wire server: %w", err)
+	}
+	for i := range o.members { // every member waits for its process
+		if err := srv.StopServer(i); err != nil {
+			return fmt.Errorf("stop member %d until its process attaches: %w", i, err)
+		}
+	}
+	ln, err := net.Listen("unix", o.socket)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.socket, err)
+	}
+	d := &daemon{o: o, srv: srv, backends: backends, log: stderr,
+		attached: make([]bool, o.members), dataDirs: map[string]struct{}{}, lastLeft: time.Now()}
+	d.logf("daemon pid %d for %d server(s), tickTime %v, linger %v:\n%s", os.Getpid(), o.members, o.tick, o.linger, o.cluster)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); d.clock(ctx) }()
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		ln.Close()
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go d.handle(c)
+		}
+	}()
+	removed := d.waitUnneeded(ctx)
+	cancel()
+	wg.Wait()
+	os.Remove(o.socket)
+	d.logf("exiting")
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("close the model: %w", err)
+	}
+	if removed { // a test's cluster, gone with its temporary directory: so are its daemon's files
+		base := strings.TrimSuffix(o.socket, ".sock")
+		os.Remove(base + ".log")
+		os.Remove(base + ".lock")
+	}
+	return nil
+}
+
+func (d *daemon) logf(format string, args ...any) {
+	fmt.Fprintf(d.log, "%s zkserver-daemon: %s\n", logTime(), fmt.Sprintf(format, args...))
+}
+
+// clock moves the model's virtual clock with the wall clock, so that sessions expire as on a real server.
+func (d *daemon) clock(ctx context.Context) {
+	t := time.NewTicker(min(d.o.tick/4, 50*time.Millisecond))
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if elapsed := now.Sub(last); elapsed > 0 {
+				d.srv.Advance(elapsed)
+				last = now
+			}
+		}
+	}
+}
+
+// waitUnneeded returns once no process is attached and every dataDir is gone (true) or the linger time
+// passed (false).
+func (d *daemon) waitUnneeded(ctx context.Context) bool {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		d.mu.Lock()
+		any, since := false, time.Since(d.lastLeft)
+		for _, a := range d.attached {
+			any = any || a
+		}
+		gone := len(d.dataDirs) > 0
+		for dir := range d.dataDirs {
+			if _, err := os.Stat(dir); err == nil {
+				gone = false
+			}
+		}
+		d.mu.Unlock()
+		switch {
+		case any:
+		case gone:
+			d.logf("no server left and every dataDir removed")
+			return true
+		case since >= d.o.linger:
+			d.logf("no server left for %v (ZKMODEL_LINGER)", d.o.linger)
+			return false
+		}
+	}
+}
+
+// handle serves one process's connection: a status question, or an attach held until the process goes.
+func (d *daemon) handle(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return
+	}
+	var req attachRequest
+	reply := func(r attachReply) {
+		r.PID = os.Getpid()
+		b, _ := json.Marshal(r) // cannot fail: plain fields
+		c.Write(append(b, '\n'))
+	}
+	if err := json.Unmarshal([]byte(line), &req); err != nil {
+		reply(attachReply{Error: fmt.Sprintf("request %q: %v", strings.TrimSpace(line), err)})
+		return
+	}
+	if req.Member < 0 || req.Member >= d.o.members {
+		reply(attachReply{Error: fmt.Sprintf("member %d: this cluster has %d (do the zoo.cfg files of its servers list the same server.N lines?)", req.Member, d.o.members)})
+		return
+	}
+	if req.Status {
+		mode, _ := d.srv.Mode(req.Member) // in range
+		reply(attachReply{OK: true, Mode: mode})
+		return
+	}
+	if err := d.attach(req); err != nil {
+		d.logf("member %d (pid %d) refused: %v", req.Member, req.PID, err)
+		reply(attachReply{Error: err.Error()})
+		return
+	}
+	mode, _ := d.srv.Mode(req.Member)
+	reply(attachReply{OK: true, Mode: mode, Backend: d.backends[req.Member]})
+	_, err = io.Copy(io.Discard, br) // until the process goes away
+	d.detach(req, err)
+}
+
+// attach starts member req.Member for its process, which serves its clients on req.Addr.
+func (d *daemon) attach(req attachRequest) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.attached[req.Member] {
+		return fmt.Errorf("member %d is running already, in another process (stop it first)", req.Member)
+	}
+	if err := d.srv.StartServer(req.Member); err != nil {
+		return err
+	}
+	d.attached[req.Member] = true
+	if req.DataDir != "" {
+		d.dataDirs[req.DataDir] = struct{}{}
+	}
+	d.logf("member %d started on %s by pid %d", req.Member, req.Addr, req.PID)
+	return nil
+}
+
+// detach stops member req.Member: its process is gone.
+func (d *daemon) detach(req attachRequest, why error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.srv.StopServer(req.Member); err != nil {
+		d.logf("stop member %d: %v", req.Member, err)
+	}
+	d.attached[req.Member] = false
+	d.lastLeft = time.Now()
+	if why == nil || errors.Is(why, io.EOF) {
+		why = errors.New("connection closed")
+	}
+	d.logf("member %d stopped: its process (pid %d) went away (%v)", req.Member, req.PID, why)
+}

@@ -1,0 +1,365 @@
+package dropin
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is what the stand-in reads from a ZooKeeper server's zoo.cfg, its myid file and the Java system
+// properties in SERVER_JVMFLAGS/JVMFLAGS: enough to run that server as one member of an emulated ensemble.
+// Keys the model has no use for (initLimit, syncLimit, autopurge.*, admin.*, …) are ignored, as ZooKeeper
+// ignores keys it does not know.
+type Config struct {
+	// File is the zoo.cfg the configuration was read from.
+	File string
+	// DataDir is the server's dataDir (absolute).
+	DataDir string
+	// ClientAddr is where the server listens for clients: clientPortAddress (or, for a server.N line with a
+	// ";[address:]port" part, that address) and clientPort; 127.0.0.1 unless the configuration names an
+	// address.
+	ClientAddr string
+	// TickTime is tickTime (ZooKeeper's default 3000 ms when absent).
+	TickTime time.Duration
+	// Members are the server.N lines, sorted by N; empty for a standalone server.
+	Members []Member
+	// MyID is the server's id from dataDir/myid (0 for a standalone server without one).
+	MyID int
+	// FourLetterWords is 4lw.commands.whitelist as written ("" when absent: ZooKeeper's default applies).
+	FourLetterWords string
+	// ReconfigEnabled is reconfigEnabled.
+	ReconfigEnabled bool
+
+	// SuperDigest is -Dzookeeper.DigestAuthenticationProvider.superDigest ("" for none).
+	SuperDigest string
+	// ExtendedTypes is -Dzookeeper.extendedTypesEnabled=true: TTL nodes are allowed.
+	ExtendedTypes bool
+	// Emulate353TTLNodes is -Dzookeeper.emulate353TTLNodes: accepted, and without effect on the model (it
+	// changes how a 3.8 server decodes the ephemeralOwner of TTL nodes written by 3.5.3, which the model
+	// never has).
+	Emulate353TTLNodes bool
+	// ContainerCheckInterval is -Dznode.container.checkIntervalMs (0: the model's default, one minute).
+	ContainerCheckInterval time.Duration
+}
+
+// Member is one server.N line: server.N=host:peerPort:electionPort[:participant|:observer][;[addr:]port].
+type Member struct {
+	ID           int
+	Host         string
+	PeerPort     int
+	ElectionPort int
+	Observer     bool
+	// ClientAddr is the line's client address, when it has one ("" otherwise).
+	ClientAddr string
+}
+
+// Standalone reports whether the configuration is of a standalone server (no server.N lines).
+func (c Config) Standalone() bool { return len(c.Members) == 0 }
+
+// Index returns the position of the server's own line among Members (0 for a standalone server).
+func (c Config) Index() int {
+	for i, m := range c.Members {
+		if m.ID == c.MyID {
+			return i
+		}
+	}
+	return 0
+}
+
+// ClusterKey names the cluster the server belongs to: every server whose configuration has the same
+// server.N lines is a member of the same emulated ensemble (each has its own zoo.cfg and dataDir, as
+// go-zookeeper's harness writes them); a standalone server is a cluster of its own, named by its dataDir and
+// client address.
+func (c Config) ClusterKey() string {
+	if c.Standalone() {
+		return "standalone " + c.DataDir + " " + c.ClientAddr
+	}
+	lines := make([]string, len(c.Members))
+	for i, m := range c.Members {
+		lines[i] = fmt.Sprintf("server.%d=%s:%d:%d", m.ID, m.Host, m.PeerPort, m.ElectionPort)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ClusterID is a short hash of ClusterKey, for file names.
+func (c Config) ClusterID() string {
+	sum := sha256.Sum256([]byte(c.ClusterKey()))
+	return hex.EncodeToString(sum[:6])
+}
+
+// Default values, as ZooKeeper 3.8 has them.
+const (
+	defaultTickTime   = 3000 * time.Millisecond
+	defaultClientHost = "127.0.0.1"
+)
+
+// LoadConfig reads the zoo.cfg at path (and its dynamicConfigFile, if it names one), the myid file in its
+// dataDir, and the Java system properties in jvmFlags (SERVER_JVMFLAGS and JVMFLAGS, joined). Errors name
+// the file and line and say what is wrong.
+func LoadConfig(path, jvmFlags string) (Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	props, err := readProperties(abs)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{File: abs, TickTime: defaultTickTime}
+	get := func(k string) (property, bool) {
+		p, ok := props.byKey[k]
+		return p, ok
+	}
+	bad := func(p property, format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s: %s", p.file, p.line, p.key, fmt.Sprintf(format, args...))
+	}
+	p, ok := get("dataDir")
+	if !ok || p.value == "" {
+		return Config{}, fmt.Errorf("%s: dataDir is not set (ZooKeeper needs a dataDir: add dataDir=/path/to/dir)", abs)
+	}
+	if c.DataDir, err = filepath.Abs(p.value); err != nil {
+		return Config{}, bad(p, "%v", err)
+	}
+	if p, ok := get("tickTime"); ok {
+		ms, err := strconv.Atoi(p.value)
+		if err != nil || ms <= 0 {
+			return Config{}, bad(p, "%q: want a positive number of milliseconds", p.value)
+		}
+		c.TickTime = time.Duration(ms) * time.Millisecond
+	}
+	if p, ok := get("4lw.commands.whitelist"); ok {
+		c.FourLetterWords = p.value
+	}
+	if p, ok := get("reconfigEnabled"); ok {
+		c.ReconfigEnabled = strings.EqualFold(p.value, "true")
+	}
+	standaloneEnabled := true
+	if p, ok := get("standaloneEnabled"); ok {
+		standaloneEnabled = !strings.EqualFold(p.value, "false")
+	}
+	if p, ok := get("dynamicConfigFile"); ok && p.value != "" {
+		dyn := p.value
+		if !filepath.IsAbs(dyn) {
+			dyn = filepath.Join(filepath.Dir(abs), dyn)
+		}
+		more, err := readProperties(dyn)
+		if err != nil {
+			return Config{}, fmt.Errorf("%s (the dynamicConfigFile of %s): %w", dyn, abs, err)
+		}
+		for _, q := range more.list {
+			if strings.HasPrefix(q.key, "server.") {
+				props.list = append(props.list, q)
+			}
+		}
+	}
+	for _, q := range props.list {
+		if !strings.HasPrefix(q.key, "server.") {
+			continue
+		}
+		m, err := parseMember(q)
+		if err != nil {
+			return Config{}, err
+		}
+		if i := slices.IndexFunc(c.Members, func(o Member) bool { return o.ID == m.ID }); i >= 0 {
+			return Config{}, bad(q, "server id %d is given twice", m.ID)
+		}
+		c.Members = append(c.Members, m)
+	}
+	slices.SortFunc(c.Members, func(a, b Member) int { return a.ID - b.ID })
+	if len(c.Members) == 1 && standaloneEnabled {
+		c.Members = nil // one server.N line with standalone mode enabled: ZooKeeper runs standalone
+	}
+
+	host, port := defaultClientHost, 0
+	if p, ok := get("clientPortAddress"); ok && p.value != "" {
+		host = p.value
+	}
+	if p, ok := get("clientPort"); ok {
+		n, err := strconv.Atoi(p.value)
+		if err != nil || n <= 0 || n > 65535 {
+			return Config{}, bad(p, "%q: want a port from 1 to 65535", p.value)
+		}
+		port = n
+	}
+	if !c.Standalone() {
+		id, err := readMyID(c.DataDir)
+		if err != nil {
+			return Config{}, err
+		}
+		c.MyID = id
+		i := slices.IndexFunc(c.Members, func(m Member) bool { return m.ID == id })
+		if i < 0 {
+			return Config{}, fmt.Errorf("%s: myid %d has no server.%d line (the ids are %s)", filepath.Join(c.DataDir, "myid"), id, id, memberIDs(c.Members))
+		}
+		if a := c.Members[i].ClientAddr; a != "" {
+			h, p, _ := net.SplitHostPort(a) // parseMember checked it
+			if h != "" && h != "0.0.0.0" {
+				host = h
+			}
+			port, _ = strconv.Atoi(p)
+		}
+	}
+	if port == 0 {
+		return Config{}, fmt.Errorf("%s: clientPort is not set (add clientPort=2181, or a ;port part to this server's server.N line)", abs)
+	}
+	if host == "0.0.0.0" {
+		host = defaultClientHost // this machine serves loopback only
+	}
+	c.ClientAddr = net.JoinHostPort(host, strconv.Itoa(port))
+
+	if err := c.applyJVMFlags(jvmFlags); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// applyJVMFlags reads the -Dkey=value system properties the model has a use for.
+func (c *Config) applyJVMFlags(flags string) error {
+	for _, f := range strings.Fields(flags) {
+		kv, ok := strings.CutPrefix(f, "-D")
+		if !ok {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "zookeeper.DigestAuthenticationProvider.superDigest":
+			user, hash, ok := strings.Cut(v, ":")
+			if !ok || user == "" || hash == "" {
+				return fmt.Errorf("-D%s=%q: want user:base64(sha1(user:password))", k, v)
+			}
+			c.SuperDigest = v
+		case "zookeeper.extendedTypesEnabled":
+			c.ExtendedTypes = strings.EqualFold(v, "true")
+		case "zookeeper.emulate353TTLNodes":
+			c.Emulate353TTLNodes = strings.EqualFold(v, "true")
+		case "znode.container.checkIntervalMs":
+			ms, err := strconv.Atoi(v)
+			if err != nil || ms <= 0 {
+				return fmt.Errorf("-D%s=%q: want a positive number of milliseconds", k, v)
+			}
+			c.ContainerCheckInterval = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return nil
+}
+
+// property is one key=value line of a Java properties file.
+type property struct {
+	file       string
+	line       int
+	key, value string
+}
+
+type properties struct {
+	list  []property
+	byKey map[string]property // the last line of each key wins, as in java.util.Properties
+}
+
+// readProperties reads a Java properties file as ZooKeeper's QuorumPeerConfig does: key=value (or key:value,
+// or key value) lines, # and ! comments, surrounding white space trimmed.
+func readProperties(path string) (properties, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return properties{}, fmt.Errorf("config file %s does not exist (give the path of a zoo.cfg)", path)
+		}
+		return properties{}, fmt.Errorf("read config: %w", err)
+	}
+	defer f.Close()
+	ps := properties{byKey: map[string]property{}}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=: \t")
+		if i <= 0 {
+			return properties{}, fmt.Errorf("%s:%d: %q: want key=value", path, n, line)
+		}
+		p := property{file: path, line: n, key: strings.TrimSpace(line[:i]), value: strings.TrimSpace(strings.TrimLeft(line[i:], "=: \t"))}
+		ps.list = append(ps.list, p)
+		ps.byKey[p.key] = p
+	}
+	if err := sc.Err(); err != nil {
+		return properties{}, fmt.Errorf("read config %s: %w", path, err)
+	}
+	return ps, nil
+}
+
+// parseMember reads server.N=host:peer:election[:participant|:observer][;[addr:]port].
+func parseMember(p property) (Member, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s=%s: %s (want server.N=host:peerPort:electionPort[:participant|:observer][;[address:]clientPort])",
+			p.file, p.line, p.key, p.value, fmt.Sprintf(format, args...))
+	}
+	id, err := strconv.Atoi(strings.TrimPrefix(p.key, "server."))
+	if err != nil || id < 0 {
+		return Member{}, bad("the server id is not a number")
+	}
+	m := Member{ID: id}
+	spec, client, hasClient := strings.Cut(p.value, ";")
+	parts := strings.Split(spec, ":")
+	if len(parts) < 3 || len(parts) > 4 {
+		return Member{}, bad("want host, peer port and election port")
+	}
+	m.Host = parts[0]
+	if m.PeerPort, err = strconv.Atoi(parts[1]); err != nil || m.PeerPort <= 0 {
+		return Member{}, bad("peer port %q", parts[1])
+	}
+	if m.ElectionPort, err = strconv.Atoi(parts[2]); err != nil || m.ElectionPort <= 0 {
+		return Member{}, bad("election port %q", parts[2])
+	}
+	if len(parts) == 4 {
+		switch parts[3] {
+		case "participant":
+		case "observer":
+			m.Observer = true
+		default:
+			return Member{}, bad("peer type %q: want participant or observer", parts[3])
+		}
+	}
+	if hasClient {
+		client = strings.TrimSpace(client)
+		if !strings.Contains(client, ":") {
+			client = ":" + client
+		}
+		h, port, err := net.SplitHostPort(client)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n <= 0 || n > 65535 {
+			return Member{}, bad("client port %q", client)
+		}
+		m.ClientAddr = net.JoinHostPort(h, port)
+	}
+	return m, nil
+}
+
+// readMyID reads dataDir/myid, the server's id in an ensemble.
+func readMyID(dataDir string) (int, error) {
+	path := filepath.Join(dataDir, "myid")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("an ensemble's server needs its id in %s: %w", path, err)
+	}
+	id, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || id < 0 {
+		return 0, fmt.Errorf("%s: %q is not a server id (want a number, the N of this server's server.N line)", path, strings.TrimSpace(string(b)))
+	}
+	return id, nil
+}
+
+func memberIDs(ms []Member) string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = strconv.Itoa(m.ID)
+	}
+	return strings.Join(ids, ", ")
+}

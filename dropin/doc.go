@@ -1,0 +1,20 @@
+// Package dropin lets harnesses that start ZooKeeper with zkServer.sh run on zkmodel unchanged.
+//
+// dropin/bin/zkServer.sh is a stand-in for ZooKeeper's script: point a harness's ZooKeeper bin directory
+// at it (go-zookeeper's integration suite: ZOOKEEPER_BIN_PATH=<repo>/dropin/bin). `zkServer.sh
+// start-foreground zoo.cfg` execs `zkmodel zkserver start-foreground zoo.cfg`, which reads the
+// configuration (LoadConfig) and runs that server as one member of an emulated ensemble (model.WithEnsemble)
+// shared by every process of the same cluster: the servers whose zoo.cfg files have the same server.N lines.
+//
+// The ensemble lives in a daemon, one per cluster, that the first member's process starts (detached, its
+// output in a log file) under a file lock. Each member's process holds a unix socket open to it; when the
+// process ends, killed with SIGKILL or not, the daemon stops that member at once: its client connections
+// close and its port refuses, and without a majority no member serves. Running the process again starts the
+// member again with the ensemble's state, as a real server recovers from its dataDir. Sessions expire on
+// the wall clock: the daemon moves the model's virtual clock along with it.
+//
+// The daemon exits once no member's process is left and either every dataDir its members named has been
+// removed (a test's temporary directory, say) or the linger time has passed since the last one left
+// (ZKMODEL_LINGER, a Go duration, 30s by default): within that window a cluster whose processes were all
+// stopped comes back with its data.
+package dropin
