@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -93,6 +94,31 @@ var ensembleRules = []rule{
 		mustSet(t, writer, h.path("x"), []byte("changed"))
 		expectWatchEvent(t, watch, zk.EventNodeDataChanged, h.path("x"), "GetW set before the server stopped")
 		start()
+	}},
+	{"ensemble/after its server is stopped and started again the client resumes its session wherever it goes next", func(t *testing.T, h *harness) {
+		// A restarted server may lag behind the zxid the client has seen; a real one then refuses the
+		// connect without an answer ("client must try another server", measured) and go-zookeeper tries the
+		// next: either way the client has its session back and its calls do not fail.
+		e := h.target.Ensemble
+		c := h.connect()
+		mustCreate(t, c, h.path("e"), nil, zk.FlagEphemeral)
+		sid := c.SessionID()
+		for n, round := range []string{"its first server stopped", "its second server stopped, the first one back"} {
+			mark, _ := c.log.snapshot()
+			start := h.stopped(t, e.ServerOf(t, c.Conn))
+			i := c.waitSessionEvent(len(mark), zk.StateDisconnected)
+			c.waitSessionEvent(i+1, zk.StateHasSession)
+			c.waitState(zk.StateHasSession)
+			if c.SessionID() != sid {
+				t.Fatalf("%s: session %#x, want the same session %#x", round, c.SessionID(), sid)
+			}
+			mustCreate(t, c, h.path(fmt.Sprintf("written after move %d", n+1)), nil, zk.FlagPersistent)
+			if st := mustStat(t, c, h.path("e")); st.EphemeralOwner != sid {
+				t.Fatalf("%s: ephemeral owner %#x, want %#x", round, st.EphemeralOwner, sid)
+			}
+			start()
+			h.waitServing(t)
+		}
 	}},
 	{"ensemble/without a majority the client stays disconnected and its session outlives the outage", func(t *testing.T, h *harness) {
 		e := h.target.Ensemble

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,6 +175,37 @@ var errorRules = []rule{
 		mustCreate(t, c, h.path("almost"), almost, zk.FlagPersistent)
 		if data, _, err := c.Get(h.path("almost")); err != nil || !bytes.Equal(data, almost) {
 			t.Fatalf("Get of %d bytes = %d bytes, %v", len(almost), len(data), err)
+		}
+	}},
+	{"errors/a getChildren reply larger than 8 MiB is sent whole", func(t *testing.T, h *harness) {
+		// Nine children with names of a million bytes: each create is under jute.maxbuffer (the limit is the
+		// request's, and a name is in its path), the list is 9 MB. go-zookeeper reads a reply of any length
+		// (zk.WithMaxBufferSize unset); ZooKeeper 3.8 sends it, as it sends one of 20 MB (measured).
+		c := h.connect()
+		parent := h.path("wide")
+		mustCreate(t, c, parent, nil, zk.FlagPersistent)
+		const children, nameLen = 9, 1_000_000
+		want := make([]string, children)
+		for i := range want {
+			want[i] = fmt.Sprintf("%d-%s", i, strings.Repeat("n", nameLen-2))
+			mustCreate(t, c, parent+"/"+want[i], nil, zk.FlagPersistent)
+		}
+		mark, _ := c.log.snapshot()
+		got, stat, err := c.Children(parent)
+		if err != nil {
+			t.Fatalf("Children of %d children with %d-byte names = %v, want them all", children, nameLen, err)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) || stat.NumChildren != children {
+			t.Fatalf("Children = %d names (the stat says %d), not the %d created", len(got), stat.NumChildren, children)
+		}
+		if events, _ := c.log.snapshot(); len(events) != len(mark) {
+			t.Fatalf("session events %s while reading the reply; want none (the connection kept)", formatEvents(events[len(mark):]))
+		}
+		for _, name := range want { // here rather than in the clean-up, to keep the suite's later lists short
+			if err := c.Delete(parent+"/"+name, -1); err != nil {
+				t.Fatalf("delete child %.8s…: %v", name, err)
+			}
 		}
 	}},
 	{"errors/data over the client's 1.5 MiB buffer fails with ErrShortBuffer and keeps the connection", func(t *testing.T, h *harness) {

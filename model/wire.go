@@ -26,8 +26,16 @@ import (
 // own logic (reconnecting, resending watches, pinging) is the real client's; the server only answers.
 
 // wireOutLimit bounds what the server queues for one connection: a client that stops reading while more than
-// this is waiting is dropped, so that it cannot hold the server (or its memory) hostage.
-const wireOutLimit = 8 << 20
+// this is waiting is dropped, so that it cannot hold the server (or its memory) hostage. It bounds a backlog,
+// not a frame: a reply of any size is sent, as ZooKeeper 3.8 sends a getChildren reply of 20 MB (measured).
+// Each waiting frame counts for its length but at most wireFrameWeight (the frame being written counts for
+// nothing), so that a reply over the limit is queued, and the client that reads it kept, whatever small
+// frames (pings' replies, events) are ahead of it or come in behind it, and so are up to three such replies
+// at once; a client that stops reading is dropped all the same, once its backlog so counted passes the limit.
+const (
+	wireOutLimit    = 8 << 20
+	wireFrameWeight = wireOutLimit / 4
+)
 
 // wireState is the server's wire front end: its listeners and live connections.
 type wireState struct {
@@ -46,7 +54,7 @@ type wireLink struct {
 	readOnly bool          // the connect request carried the readOnly byte: the response carries one too
 	mu       sync.Mutex    // guards the fields below
 	queue    [][]byte      // frames waiting to be written
-	queued   int           // their bytes
+	queued   int           // their bytes, each frame's counted up to wireFrameWeight
 	closing  bool          // close the connection once the queue is written
 	dead     bool          // closed: nothing more is written
 	kick     chan struct{} // wakes the writer; capacity 1
@@ -372,7 +380,7 @@ func (l *wireLink) writeLoop() {
 		}
 		frame := l.queue[0]
 		l.queue = popFront(l.queue)
-		l.queued -= len(frame)
+		l.queued -= min(len(frame), wireFrameWeight)
 		l.mu.Unlock()
 		if _, err := l.nc.Write(frame); err != nil {
 			l.abort()
@@ -388,18 +396,19 @@ func (l *wireLink) wake() {
 	}
 }
 
-// send queues a frame; it reports false, queueing nothing, when the client is too far behind.
+// send queues a frame; it reports false, queueing nothing, when the client is too far behind (wireOutLimit).
 func (l *wireLink) send(frame []byte) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dead || l.closing {
 		return true
 	}
-	if l.queued+len(frame) > wireOutLimit {
+	weight := min(len(frame), wireFrameWeight)
+	if l.queued+weight > wireOutLimit {
 		return false
 	}
 	l.queue = append(l.queue, frame)
-	l.queued += len(frame)
+	l.queued += weight
 	l.wake()
 	return true
 }

@@ -27,7 +27,29 @@ func connectZK(t *testing.T, srv *model.Server) (*zk.Conn, <-chan zk.Event) {
 	return conn, events
 }
 
-// waitEvent waits (bounded) for an event matching want on ch, skipping others.
+// rawSession dials srv in-process (a Dialer) and opens a new session on the connection, which is closed when
+// the test ends.
+func rawSession(t *testing.T, srv *model.Server) (net.Conn, jute.ConnectResponse) {
+	t.Helper()
+	nc, err := srv.Dialer()("tcp", "127.0.0.1:2181", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	if err := jute.WriteFrame(nc, newSessionRequest()); err != nil {
+		t.Fatalf("send the connect request: %v", err)
+	}
+	b, err := jute.ReadFrame(nc, jute.MaxBuffer)
+	if err != nil {
+		t.Fatalf("read the connect response: %v", err)
+	}
+	r, err := jute.DecodeConnectResponse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, r
+}
+
 // newSessionRequest is the body of a raw connect request for a new session with a 10 s timeout.
 func newSessionRequest() []byte {
 	e := jute.NewEncoder(nil)
@@ -102,22 +124,7 @@ func TestWireSessionsFollowTheSeed(t *testing.T) {
 	session := func(seed int64) (int64, []byte) {
 		srv := model.NewServer(model.WithSeed(seed))
 		defer srv.Close()
-		nc, err := srv.Dialer()("tcp", "127.0.0.1:2181", time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		if err := jute.WriteFrame(nc, newSessionRequest()); err != nil {
-			t.Fatal(err)
-		}
-		b, err := jute.ReadFrame(nc, jute.MaxBuffer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := jute.DecodeConnectResponse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, r := rawSession(t, srv)
 		return r.SessionID, r.Passwd
 	}
 	id1, pw1 := session(7)
@@ -221,6 +228,87 @@ func TestWireClientThatStopsReading(t *testing.T) {
 	if _, st, err := other.Get("/big"); err != nil || st.Version != 20 {
 		t.Fatalf("after the drop: Get(/big) version %d, %v; want 20", st.Version, err)
 	}
+}
+
+// TestWireRepliesOverTheOutLimit: a reply larger than what the server queues for a client that stops
+// reading (8 MiB) is sent whole, as ZooKeeper 3.8 sends a 20 MB getChildren reply (measured), and so are two
+// of them pipelined with small replies around them; a client that stops reading while such replies pile up
+// is dropped all the same.
+func TestWireRepliesOverTheOutLimit(t *testing.T) {
+	srv := model.NewServer()
+	defer srv.Close()
+	admin, _, err := srv.Connect(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// Nine children with names of a million bytes: each create is under jute.maxbuffer, the list is 9 MB.
+	if _, err := admin.Create("/wide", nil, 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	const children, nameLen = 9, 1_000_000
+	for i := range children {
+		name := fmt.Sprintf("%d-%s", i, strings.Repeat("n", nameLen-2))
+		if _, err := admin.Create("/wide/"+name, nil, 0, openACL); err != nil {
+			t.Fatalf("create child %d: %v", i, err)
+		}
+	}
+	request := func(xid, op int32, path string) []byte {
+		e := jute.NewEncoder(nil)
+		if err := jute.EncodeRequest(e, &jute.Request{Header: jute.RequestHeader{Xid: xid, Type: op}, Path: path}); err != nil {
+			t.Fatal(err)
+		}
+		return e.Bytes()
+	}
+
+	t.Run("a client that reads", func(t *testing.T) {
+		nc, _ := rawSession(t, srv)
+		ops := []int32{jute.OpExists, jute.OpGetChildren, jute.OpGetData, jute.OpGetChildren2, jute.OpExists}
+		go func() { // the requests all at once: the replies are queued together, whatever the writer's pace
+			for i, op := range ops {
+				if jute.WriteFrame(nc, request(int32(i+1), op, "/wide")) != nil {
+					return // the reads below report what went wrong
+				}
+			}
+		}()
+		_ = nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		for i, op := range ops {
+			body, err := jute.ReadFrame(nc, 16<<20)
+			if err != nil {
+				t.Fatalf("reply %d (opcode %d): %v", i+1, op, err)
+			}
+			d := jute.NewDecoder(body)
+			if h := jute.DecodeReplyHeader(d); h.Xid != int32(i+1) || h.Err != 0 {
+				t.Fatalf("reply %d (opcode %d): header %+v, want xid %d and no error", i+1, op, h, i+1)
+			}
+			if op != jute.OpGetChildren && op != jute.OpGetChildren2 {
+				continue
+			}
+			if names := d.Strings(); d.Err() != nil || len(names) != children || len(body) < children*nameLen {
+				t.Fatalf("reply %d (opcode %d): %d bytes, %d names (%v); want all %d children", i+1, op, len(body), len(names), d.Err(), children)
+			}
+		}
+	})
+
+	t.Run("a client that stops reading", func(t *testing.T) {
+		nc, _ := rawSession(t, srv)
+		// The server reads a request, applies it and queues its reply before it reads the next one; the
+		// client never reads: the replies pile up (the first is being written, in vain) until the server
+		// drops the connection, and the client's next request fails to be written.
+		var written int
+		for written < 64 {
+			if jute.WriteFrame(nc, request(int32(written+1), jute.OpGetChildren, "/wide")) != nil {
+				break
+			}
+			written++
+		}
+		if written == 64 {
+			t.Fatalf("the server read 64 getChildren requests, 9 MB of reply each, from a client that reads nothing, and kept the connection")
+		}
+		if _, _, err := admin.Exists("/wide"); err != nil {
+			t.Fatalf("another client after the drop: Exists(/wide) = %v", err)
+		}
+	})
 }
 
 // TestWireCloseAndListen: several listeners serve the same state; Close stops them all, closes every wire
