@@ -162,54 +162,105 @@ var ttlEnabledRules = []rule{
 var ttlTimedRules = []rule{
 	{"ttl/a childless TTL node is deleted once its TTL has passed since mtime, with the watch events and one zxid", func(t *testing.T, h *harness) {
 		owner, observer := h.connect(), h.connect()
-		baseBefore := mustStat(t, observer, h.base)
-		if _, err := owner.CreateTTL(h.path("t"), nil, zk.FlagTTL, openACL, time.Second); err != nil {
-			t.Fatalf("CreateTTL: %v", err)
-		}
-		created := mustStat(t, observer, h.path("t"))
-		data := setWatch(t, observer, getWatch, h.path("t"))
-		children := setWatch(t, observer, childrenWatch, h.base)
-		h.advance(250 * time.Millisecond)
-		if st := expectPresent(t, observer, h.path("t"), "a quarter of its TTL later"); st != created {
-			t.Fatalf("TTL node before its TTL passed: %s, want unchanged %s", formatStat(st), formatStat(created))
-		}
-		h.advance(time.Second + h.passes(4))
-		expectWatchEvent(t, data, zk.EventNodeDeleted, h.path("t"), "GetW on the TTL node")
-		expectWatchEvent(t, children, zk.EventNodeChildrenChanged, h.base, "ChildrenW on its parent")
-		expectAbsent(t, observer, h.path("t"))
-		after := mustStat(t, observer, h.base)
-		if after.Pzxid != created.Czxid+1 || after.Cversion != baseBefore.Cversion+2 {
-			t.Fatalf("parent after the deletion %s (before the create %s, TTL node's czxid %#x); want pzxid czxid+1, cversion +2",
-				formatStat(after), formatStat(baseBefore), created.Czxid)
-		}
-		expectZxidGap(t, observer, h.path("m"), created.Czxid, 2, "after the TTL node's deletion")
+		retryStalled(t, time.Second, func(try int, ttl time.Duration) bool {
+			node := h.path(fmt.Sprintf("t%d", try))
+			before := serverTime(t, observer, h.path(fmt.Sprintf("m%d", try)))
+			early := func(what string) bool {
+				expectServerTimePast(t, observer, h.path(fmt.Sprintf("m%d-late", try)), before+ttl.Milliseconds(), what)
+				return false
+			}
+			baseBefore := mustStat(t, observer, h.base)
+			if _, err := owner.CreateTTL(node, nil, zk.FlagTTL, openACL, ttl); err != nil {
+				t.Fatalf("CreateTTL: %v", err)
+			}
+			mustSync(t, observer, node)
+			_, created, data, err := observer.GetW(node)
+			if errors.Is(err, zk.ErrNoNode) {
+				return early("a TTL node deleted before its first read")
+			} else if err != nil {
+				t.Fatalf("GetW(%q): %v", node, err)
+			}
+			children := setWatch(t, observer, childrenWatch, h.base)
+			h.advance(ttl / 4)
+			mustSync(t, observer, node)
+			if ok, st, err := observer.Exists(node); err != nil {
+				t.Fatalf("Exists(%q): %v", node, err)
+			} else if !ok {
+				return early("a TTL node deleted a quarter of its TTL after its create")
+			} else if *st != *created {
+				t.Fatalf("TTL node before its TTL passed: %s, want unchanged %s", formatStat(*st), formatStat(*created))
+			}
+			h.advance(ttl + h.passes(4))
+			expectWatchEvent(t, data, zk.EventNodeDeleted, node, "GetW on the TTL node")
+			expectWatchEvent(t, children, zk.EventNodeChildrenChanged, h.base, "ChildrenW on its parent")
+			expectAbsent(t, observer, node)
+			after := mustStat(t, observer, h.base)
+			if after.Pzxid != created.Czxid+1 || after.Cversion != baseBefore.Cversion+2 {
+				t.Fatalf("parent after the deletion %s (before the create %s, TTL node's czxid %#x); want pzxid czxid+1, cversion +2",
+					formatStat(after), formatStat(baseBefore), created.Czxid)
+			}
+			expectZxidGap(t, observer, h.path(fmt.Sprintf("m%d-after", try)), created.Czxid, 2, "after the TTL node's deletion")
+			return true
+		})
 	}},
 	{"ttl/a TTL node with children stays past its TTL and goes once childless", func(t *testing.T, h *harness) {
 		c := h.connect()
-		ttl := h.passes(2)
-		if _, err := c.CreateTTL(h.path("t"), nil, zk.FlagTTL, openACL, ttl); err != nil {
-			t.Fatalf("CreateTTL: %v", err)
-		}
-		mustCreate(t, c, h.path("t/k"), nil, zk.FlagPersistent)
-		h.advance(ttl + h.passes(4))
-		expectPresent(t, c, h.path("t"), "a TTL node with a child, past its TTL")
-		mustDelete(t, c, h.path("t/k"))
-		// A child's create and delete move the parent's pzxid and cversion, not its mtime: no new TTL.
-		h.advance(h.passes(4))
-		expectAbsent(t, c, h.path("t"))
+		retryStalled(t, h.passes(2), func(try int, ttl time.Duration) bool {
+			node := h.path(fmt.Sprintf("t%d", try))
+			before := serverTime(t, c, h.path(fmt.Sprintf("m%d", try)))
+			if _, err := c.CreateTTL(node, nil, zk.FlagTTL, openACL, ttl); err != nil {
+				t.Fatalf("CreateTTL: %v", err)
+			}
+			if _, err := c.Create(node+"/k", nil, zk.FlagPersistent, openACL); errors.Is(err, zk.ErrNoNode) {
+				// The manager deleted the childless node first: only once its TTL had passed.
+				expectServerTimePast(t, c, h.path(fmt.Sprintf("m%d-late", try)), before+ttl.Milliseconds(), "a TTL node deleted before its child was created")
+				return false
+			} else if err != nil {
+				t.Fatalf("Create(%q): %v", node+"/k", err)
+			}
+			h.advance(ttl + h.passes(4))
+			expectPresent(t, c, node, "a TTL node with a child, past its TTL")
+			mustDelete(t, c, node+"/k")
+			// A child's create and delete move the parent's pzxid and cversion, not its mtime: no new TTL.
+			h.advance(h.passes(4))
+			expectAbsent(t, c, node)
+			return true
+		})
 	}},
 	{"ttl/setData restarts a TTL node's TTL", func(t *testing.T, h *harness) {
 		c := h.connect()
-		ttl := 800 * time.Millisecond
-		if _, err := c.CreateTTL(h.path("t"), nil, zk.FlagTTL, openACL, ttl); err != nil {
-			t.Fatalf("CreateTTL: %v", err)
-		}
-		h.advance(ttl * 5 / 8)
-		mustSet(t, c, h.path("t"), []byte("again"))
-		h.advance(ttl * 5 / 8)
-		expectPresent(t, c, h.path("t"), "a TTL node past its TTL since create, set since")
-		h.advance(ttl + h.passes(4))
-		expectAbsent(t, c, h.path("t"))
+		retryStalled(t, 800*time.Millisecond, func(try int, ttl time.Duration) bool {
+			node := h.path(fmt.Sprintf("t%d", try))
+			before := serverTime(t, c, h.path(fmt.Sprintf("m%d", try)))
+			if _, err := c.CreateTTL(node, nil, zk.FlagTTL, openACL, ttl); err != nil {
+				t.Fatalf("CreateTTL: %v", err)
+			}
+			h.advance(ttl * 5 / 8)
+			set, err := c.Set(node, []byte("again"), -1)
+			if errors.Is(err, zk.ErrNoNode) {
+				expectServerTimePast(t, c, h.path(fmt.Sprintf("m%d-late", try)), before+ttl.Milliseconds(), "a TTL node deleted before its setData")
+				return false
+			} else if err != nil {
+				t.Fatalf("Set(%q): %v", node, err)
+			}
+			if set.Mtime-set.Ctime > ttl.Milliseconds() {
+				// The set came after the TTL had run out (a stalled client): the manager may have picked the
+				// node already, and then deletes it all the same (seen once in twenty runs on 3.8).
+				return false
+			}
+			h.advance(ttl * 5 / 8)
+			// Its TTL since create has passed; since the set it has not, unless the rule stalled.
+			mustSync(t, c, node)
+			if ok, _, err := c.Exists(node); err != nil {
+				t.Fatalf("Exists(%q): %v", node, err)
+			} else if !ok {
+				expectServerTimePast(t, c, h.path(fmt.Sprintf("m%d-late", try)), set.Mtime+ttl.Milliseconds(), "a TTL node deleted before its TTL since its setData passed")
+				return false
+			}
+			h.advance(ttl + h.passes(4))
+			expectAbsent(t, c, node)
+			return true
+		})
 	}},
 	{"ttl/a container holding a TTL node goes after it", func(t *testing.T, h *harness) {
 		c := h.connect()
@@ -221,6 +272,47 @@ var ttlTimedRules = []rule{
 		expectAbsent(t, c, h.path("c/t"))
 		expectAbsent(t, c, h.path("c"))
 	}},
+}
+
+// retryStalled runs a rule that races the server's clock with the TTL given, then twice and four times as
+// long, until try reports that its checks were conclusive: a client that stalls (a loaded machine) may find a
+// node already deleted for its TTL, which is correct but leaves nothing to check. try checks that, when it
+// happens, the TTL had passed (expectServerTimePast); each try uses paths of its own.
+func retryStalled(t *testing.T, ttl time.Duration, try func(try int, ttl time.Duration) bool) {
+	t.Helper()
+	const tries = 3
+	for i := range tries {
+		if try(i, ttl) {
+			return
+		}
+		ttl *= 2
+	}
+	t.Fatalf("%d tries, with TTLs up to %v: each stalled past its TTL before its checks", tries, ttl/2)
+}
+
+// serverTime creates a marker node and returns its ctime: the server's clock now, in milliseconds.
+func serverTime(t *testing.T, c Conn, marker string) int64 {
+	t.Helper()
+	mustCreate(t, c, marker, nil, zk.FlagPersistent)
+	return mustStat(t, c, marker).Ctime
+}
+
+// expectServerTimePast checks that the server's clock (serverTime) is at least deadline, in milliseconds: a node
+// the server deleted for its TTL may be gone only once the TTL has passed.
+func expectServerTimePast(t *testing.T, c Conn, marker string, deadline int64, what string) {
+	t.Helper()
+	if now := serverTime(t, c, marker); now < deadline {
+		t.Fatalf("%s: the server's clock is %d ms, %d ms before the TTL ran out", what, now, deadline-now)
+	}
+}
+
+// lastZxidBefore creates a marker node and returns its czxid: the zxid of the last transaction before the
+// rule's next one. A rule takes what it needs to know about a node that the container manager may delete at
+// any moment from a marker rather than from the node.
+func lastZxidBefore(t *testing.T, c Conn, marker string) int64 {
+	t.Helper()
+	mustCreate(t, c, marker, nil, zk.FlagPersistent)
+	return mustStat(t, c, marker).Czxid
 }
 
 // mustContainer creates a container node at path or fails the rule.
@@ -250,10 +342,12 @@ var containerRules = []rule{
 		mustCreate(t, c, h.path("c/k"), nil, zk.FlagPersistent)
 		h.advance(h.passes(4))
 		expectPresent(t, observer, h.path("c"), "a container with a child after four passes")
+		// The emptied container may go at any moment (a real server's manager runs on its own timer): what
+		// the rule checks comes from a marker made before, not from the container's stat.
+		emptied := lastZxidBefore(t, c, h.path("m0")) + 1 // the child's delete
 		data := setWatch(t, observer, getWatch, h.path("c"))
 		children := setWatch(t, observer, childrenWatch, h.base)
 		mustDelete(t, c, h.path("c/k"))
-		emptied := mustStat(t, observer, h.path("c")).Pzxid // the child's delete
 		h.advance(h.passes(4))
 		expectWatchEvent(t, data, zk.EventNodeDeleted, h.path("c"), "GetW on the container")
 		expectWatchEvent(t, children, zk.EventNodeChildrenChanged, h.base, "ChildrenW on its parent")
@@ -285,16 +379,20 @@ var containerRules = []rule{
 		mustContainer(t, c, h.path("n1"))
 		mustContainer(t, c, h.path("n1/n2"))
 		mustCreate(t, c, h.path("n1/n2/k"), nil, zk.FlagPersistent)
+		emptied := lastZxidBefore(t, c, h.path("m0")) + 1 // the child's delete; n2 may go at once after it
 		inner := setWatch(t, observer, getWatch, h.path("n1/n2"))
 		outerChildren := setWatch(t, observer, childrenWatch, h.path("n1"))
 		outer := setWatch(t, observer, existsWatch, h.path("n1"))
 		mustDelete(t, c, h.path("n1/n2/k"))
-		emptied := mustStat(t, observer, h.path("n1/n2")).Pzxid
 		h.advance(h.passes(8))
 		expectWatchEvent(t, inner, zk.EventNodeDeleted, h.path("n1/n2"), "GetW on the inner container")
 		expectWatchEvent(t, outerChildren, zk.EventNodeChildrenChanged, h.path("n1"), "ChildrenW on the outer container")
 		expectWatchEvent(t, outer, zk.EventNodeDeleted, h.path("n1"), "ExistsW on the outer container")
 		expectAbsent(t, observer, h.path("n1"))
+		// The outer container went last: its deletion is the base's last child change.
+		if got := mustStat(t, observer, h.base).Pzxid; got != emptied+2 {
+			t.Fatalf("base's pzxid after both deletions %#x, want %#x (the child's delete %#x, the inner container's, the outer's)", got, emptied+2, emptied)
+		}
 		expectZxidGap(t, observer, h.path("m"), emptied, 3, "after both containers' deletions")
 	}},
 	{"container/a Multi can create a container; go-zookeeper returns zk.ErrAPIError though it was applied", func(t *testing.T, h *harness) {
