@@ -66,12 +66,20 @@ func expectPresent(t *testing.T, c Conn, path, what string) zk.Stat {
 	return *st
 }
 
+// mark creates a marker node and returns its stat: its czxid is the zxid of the last transaction before the
+// rule's next one, its ctime the server's clock now. A rule takes what it needs to know about a node that the
+// server may delete at any moment (its container and TTL manager runs on its own timer) from a marker.
+func mark(t *testing.T, c Conn, marker string) zk.Stat {
+	t.Helper()
+	mustCreate(t, c, marker, nil, zk.FlagPersistent)
+	return mustStat(t, c, marker)
+}
+
 // expectZxidGap creates a marker node and checks that exactly gap zxids were spent since zxid (the marker's
 // own included).
 func expectZxidGap(t *testing.T, c Conn, marker string, zxid int64, gap int64, what string) {
 	t.Helper()
-	mustCreate(t, c, marker, nil, zk.FlagPersistent)
-	if got := mustStat(t, c, marker).Czxid; got != zxid+gap {
+	if got := mark(t, c, marker).Czxid; got != zxid+gap {
 		t.Fatalf("%s: the next create got zxid %#x, %#x after %#x; want %d transactions", what, got, got-zxid, zxid, gap)
 	}
 }
@@ -95,8 +103,7 @@ var ttlClientRule = rule{"ttl/the client checks the modes of CreateTTL and Creat
 
 var ttlDisabledRule = rule{"ttl-disabled/without extended types a TTL create is UNIMPLEMENTED and spends a zxid", func(t *testing.T, h *harness) {
 	c := h.connect()
-	mustCreate(t, c, h.path("m1"), nil, zk.FlagPersistent)
-	before := mustStat(t, c, h.path("m1")).Czxid
+	before := mark(t, c, h.path("m1")).Czxid
 	for _, flags := range []int32{zk.FlagTTL, zk.FlagPersistentSequentialWithTTL} {
 		_, err := c.CreateTTL(h.path("t"), nil, flags, openACL, time.Hour)
 		expectErrText(t, err, errUnimplementedText, fmt.Sprintf("CreateTTL with flags %d", flags))
@@ -132,8 +139,7 @@ var ttlEnabledRules = []rule{
 	}},
 	{"ttl/a TTL outside 1 ms to 2^40-1 ms is bad arguments and spends a zxid", func(t *testing.T, h *harness) {
 		c := h.connect()
-		mustCreate(t, c, h.path("m1"), nil, zk.FlagPersistent)
-		before := mustStat(t, c, h.path("m1")).Czxid
+		before := mark(t, c, h.path("m1")).Czxid
 		// go-zookeeper sends whole milliseconds: 500µs is 0.
 		for _, ttl := range []time.Duration{0, -time.Second, 500 * time.Microsecond, (1 << 40) * time.Millisecond} {
 			_, err := c.CreateTTL(h.path("t"), nil, zk.FlagTTL, openACL, ttl)
@@ -162,13 +168,8 @@ var ttlEnabledRules = []rule{
 var ttlTimedRules = []rule{
 	{"ttl/a childless TTL node is deleted once its TTL has passed since mtime, with the watch events and one zxid", func(t *testing.T, h *harness) {
 		owner, observer := h.connect(), h.connect()
-		retryStalled(t, time.Second, func(try int, ttl time.Duration) bool {
-			node := h.path(fmt.Sprintf("t%d", try))
-			before := serverTime(t, observer, h.path(fmt.Sprintf("m%d", try)))
-			early := func(what string) bool {
-				expectServerTimePast(t, observer, h.path(fmt.Sprintf("m%d-late", try)), before+ttl.Milliseconds(), what)
-				return false
-			}
+		retryStalled(t, h, observer, time.Second, func(r *ttlTry) bool {
+			node, ttl := r.path("t"), r.ttl
 			baseBefore := mustStat(t, observer, h.base)
 			if _, err := owner.CreateTTL(node, nil, zk.FlagTTL, openACL, ttl); err != nil {
 				t.Fatalf("CreateTTL: %v", err)
@@ -176,7 +177,7 @@ var ttlTimedRules = []rule{
 			mustSync(t, observer, node)
 			_, created, data, err := observer.GetW(node)
 			if errors.Is(err, zk.ErrNoNode) {
-				return early("a TTL node deleted before its first read")
+				return r.goneEarly(r.start, "a TTL node deleted before its first read")
 			} else if err != nil {
 				t.Fatalf("GetW(%q): %v", node, err)
 			}
@@ -186,7 +187,7 @@ var ttlTimedRules = []rule{
 			if ok, st, err := observer.Exists(node); err != nil {
 				t.Fatalf("Exists(%q): %v", node, err)
 			} else if !ok {
-				return early("a TTL node deleted a quarter of its TTL after its create")
+				return r.goneEarly(r.start, "a TTL node deleted a quarter of its TTL after its create")
 			} else if *st != *created {
 				t.Fatalf("TTL node before its TTL passed: %s, want unchanged %s", formatStat(*st), formatStat(*created))
 			}
@@ -199,22 +200,20 @@ var ttlTimedRules = []rule{
 				t.Fatalf("parent after the deletion %s (before the create %s, TTL node's czxid %#x); want pzxid czxid+1, cversion +2",
 					formatStat(after), formatStat(baseBefore), created.Czxid)
 			}
-			expectZxidGap(t, observer, h.path(fmt.Sprintf("m%d-after", try)), created.Czxid, 2, "after the TTL node's deletion")
+			expectZxidGap(t, observer, r.path("after"), created.Czxid, 2, "after the TTL node's deletion")
 			return true
 		})
 	}},
 	{"ttl/a TTL node with children stays past its TTL and goes once childless", func(t *testing.T, h *harness) {
 		c := h.connect()
-		retryStalled(t, h.passes(2), func(try int, ttl time.Duration) bool {
-			node := h.path(fmt.Sprintf("t%d", try))
-			before := serverTime(t, c, h.path(fmt.Sprintf("m%d", try)))
+		retryStalled(t, h, c, h.passes(2), func(r *ttlTry) bool {
+			node, ttl := r.path("t"), r.ttl
 			if _, err := c.CreateTTL(node, nil, zk.FlagTTL, openACL, ttl); err != nil {
 				t.Fatalf("CreateTTL: %v", err)
 			}
 			if _, err := c.Create(node+"/k", nil, zk.FlagPersistent, openACL); errors.Is(err, zk.ErrNoNode) {
 				// The manager deleted the childless node first: only once its TTL had passed.
-				expectServerTimePast(t, c, h.path(fmt.Sprintf("m%d-late", try)), before+ttl.Milliseconds(), "a TTL node deleted before its child was created")
-				return false
+				return r.goneEarly(r.start, "a TTL node deleted before its child was created")
 			} else if err != nil {
 				t.Fatalf("Create(%q): %v", node+"/k", err)
 			}
@@ -229,17 +228,15 @@ var ttlTimedRules = []rule{
 	}},
 	{"ttl/setData restarts a TTL node's TTL", func(t *testing.T, h *harness) {
 		c := h.connect()
-		retryStalled(t, 800*time.Millisecond, func(try int, ttl time.Duration) bool {
-			node := h.path(fmt.Sprintf("t%d", try))
-			before := serverTime(t, c, h.path(fmt.Sprintf("m%d", try)))
+		retryStalled(t, h, c, 800*time.Millisecond, func(r *ttlTry) bool {
+			node, ttl := r.path("t"), r.ttl
 			if _, err := c.CreateTTL(node, nil, zk.FlagTTL, openACL, ttl); err != nil {
 				t.Fatalf("CreateTTL: %v", err)
 			}
 			h.advance(ttl * 5 / 8)
 			set, err := c.Set(node, []byte("again"), -1)
 			if errors.Is(err, zk.ErrNoNode) {
-				expectServerTimePast(t, c, h.path(fmt.Sprintf("m%d-late", try)), before+ttl.Milliseconds(), "a TTL node deleted before its setData")
-				return false
+				return r.goneEarly(r.start, "a TTL node deleted before its setData")
 			} else if err != nil {
 				t.Fatalf("Set(%q): %v", node, err)
 			}
@@ -254,8 +251,7 @@ var ttlTimedRules = []rule{
 			if ok, _, err := c.Exists(node); err != nil {
 				t.Fatalf("Exists(%q): %v", node, err)
 			} else if !ok {
-				expectServerTimePast(t, c, h.path(fmt.Sprintf("m%d-late", try)), set.Mtime+ttl.Milliseconds(), "a TTL node deleted before its TTL since its setData passed")
-				return false
+				return r.goneEarly(set.Mtime, "a TTL node deleted before its TTL since its setData passed")
 			}
 			h.advance(ttl + h.passes(4))
 			expectAbsent(t, c, node)
@@ -274,45 +270,47 @@ var ttlTimedRules = []rule{
 	}},
 }
 
+// ttlTry is one try of a rule that races the server's clock (retryStalled): its TTL, its own paths, and
+// the server's clock when it began.
+type ttlTry struct {
+	t     *testing.T
+	h     *harness
+	c     Conn
+	n     int
+	ttl   time.Duration
+	start int64
+}
+
+// path is the try's own path for name.
+func (r *ttlTry) path(name string) string { return r.h.path(fmt.Sprintf("%s%d", name, r.n)) }
+
+// goneEarly checks that a node the try found deleted was past its TTL, counted from since (a ctime or mtime,
+// in the server's milliseconds), by the server's clock, and reports the try inconclusive.
+func (r *ttlTry) goneEarly(since int64, what string) bool {
+	r.t.Helper()
+	deadline := since + r.ttl.Milliseconds()
+	if now := mark(r.t, r.c, r.path("late")).Ctime; now < deadline {
+		r.t.Fatalf("%s: the server's clock is %d ms, %d ms before the TTL ran out", what, now, deadline-now)
+	}
+	return false
+}
+
 // retryStalled runs a rule that races the server's clock with the TTL given, then twice and four times as
 // long, until try reports that its checks were conclusive: a client that stalls (a loaded machine) may find a
-// node already deleted for its TTL, which is correct but leaves nothing to check. try checks that, when it
-// happens, the TTL had passed (expectServerTimePast); each try uses paths of its own.
-func retryStalled(t *testing.T, ttl time.Duration, try func(try int, ttl time.Duration) bool) {
+// node already deleted for its TTL, which is correct but leaves nothing to check; try then checks that the
+// TTL had passed (goneEarly) and reports false.
+func retryStalled(t *testing.T, h *harness, c Conn, ttl time.Duration, try func(r *ttlTry) bool) {
 	t.Helper()
 	const tries = 3
-	for i := range tries {
-		if try(i, ttl) {
+	for n := range tries {
+		r := &ttlTry{t: t, h: h, c: c, n: n, ttl: ttl}
+		r.start = mark(t, c, r.path("m")).Ctime
+		if try(r) {
 			return
 		}
 		ttl *= 2
 	}
 	t.Fatalf("%d tries, with TTLs up to %v: each stalled past its TTL before its checks", tries, ttl/2)
-}
-
-// serverTime creates a marker node and returns its ctime: the server's clock now, in milliseconds.
-func serverTime(t *testing.T, c Conn, marker string) int64 {
-	t.Helper()
-	mustCreate(t, c, marker, nil, zk.FlagPersistent)
-	return mustStat(t, c, marker).Ctime
-}
-
-// expectServerTimePast checks that the server's clock (serverTime) is at least deadline, in milliseconds: a node
-// the server deleted for its TTL may be gone only once the TTL has passed.
-func expectServerTimePast(t *testing.T, c Conn, marker string, deadline int64, what string) {
-	t.Helper()
-	if now := serverTime(t, c, marker); now < deadline {
-		t.Fatalf("%s: the server's clock is %d ms, %d ms before the TTL ran out", what, now, deadline-now)
-	}
-}
-
-// lastZxidBefore creates a marker node and returns its czxid: the zxid of the last transaction before the
-// rule's next one. A rule takes what it needs to know about a node that the container manager may delete at
-// any moment from a marker rather than from the node.
-func lastZxidBefore(t *testing.T, c Conn, marker string) int64 {
-	t.Helper()
-	mustCreate(t, c, marker, nil, zk.FlagPersistent)
-	return mustStat(t, c, marker).Czxid
 }
 
 // mustContainer creates a container node at path or fails the rule.
@@ -344,7 +342,7 @@ var containerRules = []rule{
 		expectPresent(t, observer, h.path("c"), "a container with a child after four passes")
 		// The emptied container may go at any moment (a real server's manager runs on its own timer): what
 		// the rule checks comes from a marker made before, not from the container's stat.
-		emptied := lastZxidBefore(t, c, h.path("m0")) + 1 // the child's delete
+		emptied := mark(t, c, h.path("m0")).Czxid + 1 // the child's delete
 		data := setWatch(t, observer, getWatch, h.path("c"))
 		children := setWatch(t, observer, childrenWatch, h.base)
 		mustDelete(t, c, h.path("c/k"))
@@ -379,7 +377,7 @@ var containerRules = []rule{
 		mustContainer(t, c, h.path("n1"))
 		mustContainer(t, c, h.path("n1/n2"))
 		mustCreate(t, c, h.path("n1/n2/k"), nil, zk.FlagPersistent)
-		emptied := lastZxidBefore(t, c, h.path("m0")) + 1 // the child's delete; n2 may go at once after it
+		emptied := mark(t, c, h.path("m0")).Czxid + 1 // the child's delete; n2 may go at once after it
 		inner := setWatch(t, observer, getWatch, h.path("n1/n2"))
 		outerChildren := setWatch(t, observer, childrenWatch, h.path("n1"))
 		outer := setWatch(t, observer, existsWatch, h.path("n1"))
