@@ -236,6 +236,9 @@ type core struct {
 	undo     []undoEntry                      // how to restore what the running multi changed
 	taken    []takenWatch                     // the watches the running multi fired, set again on rollback
 	reaper   reaper                           // TTL nodes and the container manager (ttl.go)
+	writes   nsCounts                         // bytes written per top-level namespace (nsmetrics.go)
+	// pendingWrites are the running multi's writes, counted in writes if it commits.
+	pendingWrites []pendingWrite
 }
 
 // takenWatch is a watch a running multi fired; if the multi fails, nothing fired and the watch stays set.
@@ -269,6 +272,7 @@ func newCore(seed uint64, now int64) *core {
 		now:      now,
 		nodes:    map[string]*node{},
 		sessions: map[int64]*session{},
+		writes:   nsCounts{},
 		// Real session ids carry the server id in the top byte and a time-derived value below; ours carry a
 		// seed-derived value, so that tests cannot accidentally depend on the numbers.
 		sidBase: int64(mix64(seed^0x5e551011)&0x00ffffff00000000) | 1<<56,
@@ -700,6 +704,7 @@ func (c *core) createAs(sid int64, path string, data []byte, acl []zk.ACL, m nod
 	}
 	c.nodes[path] = n
 	c.link(parent, baseName(path))
+	c.wrote(path, len(path)+len(data))
 	p.stat.Cversion++
 	p.stat.Pzxid = c.zxid
 	return path, nil
@@ -751,6 +756,7 @@ func (c *core) removeNode(path string, notes []notification) []notification {
 	}
 	delete(c.nodes, path)
 	c.unlink(parent, baseName(path))
+	c.wrote(path, len(path))
 	c.nodes[parent].stat.Pzxid = c.zxid
 	// ZooKeeper suppresses the second NodeDeleted for a session that watched both the data and the children.
 	start := len(notes)
@@ -784,6 +790,7 @@ func (c *core) setData(sid int64, path string, data []byte, version int32) (zk.S
 	n.stat.Mzxid = c.zxid
 	n.stat.Mtime = c.now
 	n.stat.DataLength = int32(len(data))
+	c.wrote(path, len(path)+len(data))
 	return n.view(), nil
 }
 
@@ -851,6 +858,7 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 		}
 	}
 	if failed < 0 {
+		c.commitWrites()
 		return out, notes, nil
 	}
 	c.rollback()
@@ -945,6 +953,7 @@ func (c *core) save(path string) {
 }
 
 func (c *core) rollback() {
+	c.pendingWrites = c.pendingWrites[:0]
 	for i := len(c.undo) - 1; i >= 0; i-- {
 		u := c.undo[i]
 		// The node the multi left may be a different session's ephemeral than the one it replaced.

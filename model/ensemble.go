@@ -34,11 +34,12 @@ type ensembleState struct {
 	listeners  [][]net.Listener // each member's TCP listeners
 	addrs      [][]string       // the addresses they were opened on, to listen on again after a restart
 	traceMasks map[int]int64    // members' trace masks, once stmk set them (flw.go)
+	reads      []nsCounts       // each member's reads per namespace since it started (nsmetrics.go)
 }
 
 func newEnsemble(n int) ensembleState {
 	n = max(n, 1)
-	return ensembleState{down: make([]bool, n), leader: n - 1, listeners: make([][]net.Listener, n), addrs: make([][]string, n)}
+	return ensembleState{down: make([]bool, n), leader: n - 1, listeners: make([][]net.Listener, n), addrs: make([][]string, n), reads: make([]nsCounts, n)}
 }
 
 func (e *ensembleState) size() int { return len(e.down) }
@@ -279,6 +280,7 @@ func (s *Server) startMember(i int) error {
 	addrs := s.ens.addrs[i]
 	s.ens.addrs[i] = nil
 	s.ens.down[i] = false
+	s.ens.reads[i] = nil // a restarted server counts its reads afresh
 	for _, a := range addrs {
 		if _, err := s.listenMember(i, a); err != nil {
 			for _, ln := range s.ens.listeners[i] {
@@ -373,10 +375,19 @@ func (s *Server) ServerOf(sessionID int64) (int, bool) {
 	switch {
 	case c == nil || !c.connected || c.closing:
 		return 0, false
-	case c.wireClient && c.link == nil:
-		return 0, false
-	case c.wireClient:
-		return c.link.member, true
 	}
-	return c.member, true
+	m := c.servedBy()
+	return max(m, 0), m >= 0
+}
+
+// servedBy is the member that serves c: its wire link's for a wire client (-1 when it has none), else the
+// member its in-process connection is on.
+func (c *Conn) servedBy() int {
+	switch {
+	case c.wireClient && c.link == nil:
+		return -1
+	case c.wireClient:
+		return c.link.member
+	}
+	return c.member
 }

@@ -288,6 +288,7 @@ func (c flwConn) full() string {
 
 // memberView is one server's figures: the core's, and its own connections.
 type memberView struct {
+	member  int
 	mode    string
 	fig     coreFigures
 	conns   []flwConn // the asking connection first, then by session, then by address
@@ -299,7 +300,7 @@ type memberView struct {
 // memberView gathers the figures of the server l is a connection to. Caller holds s.mu.
 func (s *Server) memberView(l *wireLink) memberView {
 	i := l.member
-	v := memberView{fig: s.core.figures(), watches: map[int64][]string{}, now: s.core.now}
+	v := memberView{member: i, fig: s.core.figures(), watches: map[int64][]string{}, now: s.core.now}
 	switch {
 	case s.ens.size() == 1:
 		v.mode = "standalone"
@@ -616,7 +617,23 @@ func (s *Server) mntr(v memberView) string {
 	}
 	var b strings.Builder
 	lines := strings.Split(strings.TrimSuffix(template, "\n"), "\n")
+	var namespaces []string // the template's per-namespace lines: where the model's go
+	for _, line := range lines {
+		if strings.Contains(line, "_per_namespace\t") {
+			namespaces = append(namespaces, line)
+		}
+	}
+	var reads nsCounts
+	if v.member >= 0 && v.member < len(s.ens.reads) {
+		reads = s.ens.reads[v.member]
+	}
 	for k := 0; k < len(lines); k++ {
+		if strings.Contains(lines[k], "_per_namespace\t") {
+			if lines[k] == namespaces[0] {
+				namespaceLines(&b, reads, s.core.writes, namespaces)
+			}
+			continue
+		}
 		if strings.Contains(lines[k], "{sid}") {
 			end := k
 			for end < len(lines) && strings.Contains(lines[end], "{sid}") {
@@ -635,6 +652,9 @@ func (s *Server) mntr(v memberView) string {
 			value = kv
 		}
 		b.WriteString(key + "\t" + value + "\n")
+	}
+	if len(namespaces) == 0 { // a standalone server lists them last
+		namespaceLines(&b, reads, s.core.writes, nil)
 	}
 	return b.String()
 }

@@ -114,18 +114,8 @@ func TestFourLetterWordsGolden(t *testing.T) {
 // TestFourLetterWordsFigures: the figures are the model's own: nodes, zxid, connections, sessions,
 // ephemerals and watches, each server counting its own connections' watches.
 func TestFourLetterWordsFigures(t *testing.T) {
-	srv := model.NewServer(model.WithEnsemble(3), model.WithFourLetterWords("*"))
-	t.Cleanup(func() { srv.Close() })
-	addrs, err := srv.ListenEnsemble(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, _, err := zk.Connect([]string{addrs[0]}, 10*time.Second, zk.WithLogger(quietLogger{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, addrs, conn := ensembleWithSession(t)
 	defer conn.Close()
-	waitSession(t, conn)
 	if _, err := conn.Create("/a", []byte("hello"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -375,4 +365,58 @@ func waitSession(t *testing.T, conn *zk.Conn) {
 		case <-time.After(time.Millisecond):
 		}
 	}
+}
+
+// TestNamespaceMetricsPerMember: in an ensemble, a namespace's writes are listed by every server and its reads
+// by the server that served them, from its last start (realzk's TestNamespaceMetricsRealAndModel measures
+// the figures on a real server).
+func TestNamespaceMetricsPerMember(t *testing.T) {
+	srv, addrs, conn := ensembleWithSession(t)
+	if _, err := conn.Create("/ns", []byte("12345"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := conn.Get("/ns"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	const (
+		write = "zk_cnt_ns_write_per_namespace\t1\nzk_sum_ns_write_per_namespace\t8\n" // "/ns" and 5 bytes
+		read  = "zk_cnt_ns_read_per_namespace\t1\nzk_sum_ns_read_per_namespace\t76\n"  // path, data and a stat's 68
+	)
+	for i, addr := range addrs {
+		mntr := askWord(t, addr, "mntr")
+		if !strings.Contains(mntr, write) {
+			t.Errorf("mntr of server %d lacks the write:\n%s", i, write)
+		}
+		if got := strings.Contains(mntr, read); got != (i == 0) {
+			t.Errorf("mntr of server %d lists the read: %v; only server 0 served it", i, got)
+		}
+	}
+	if err := srv.StopServer(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.StartServer(0); err != nil {
+		t.Fatal(err)
+	}
+	if mntr := askWord(t, addrs[0], "mntr"); strings.Contains(mntr, "_ns_read_per_namespace") || !strings.Contains(mntr, write) {
+		t.Errorf("server 0 after a restart: reads should start afresh, writes stay:\n%s", mntr)
+	}
+}
+
+// ensembleWithSession starts a 3-server model answering every four-letter word, and a go-zookeeper session
+// on its server 0.
+func ensembleWithSession(t *testing.T) (*model.Server, []string, *zk.Conn) {
+	t.Helper()
+	srv := model.NewServer(model.WithEnsemble(3), model.WithFourLetterWords("*"))
+	t.Cleanup(func() { srv.Close() })
+	addrs, err := srv.ListenEnsemble(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, _, err := zk.Connect([]string{addrs[0]}, 10*time.Second, zk.WithLogger(quietLogger{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSession(t, conn)
+	return srv, addrs, conn
 }

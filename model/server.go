@@ -613,6 +613,7 @@ func (s *Server) apply(c *Conn) {
 		return
 	}
 	res, notes := s.core.apply(c.session, cl.req)
+	s.noteRead(c.servedBy(), cl.req, res)
 	if s.cfg.observer != nil {
 		s.record(c, "apply", "%s -> %s", cl.req, describeResult(cl.req, res))
 	}

@@ -778,6 +778,7 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 func (s *Server) applyCore(c *Conn, cl *call) string {
 	w := cl.wire
 	res, notes := s.core.apply(c.session, cl.req)
+	s.noteRead(c.servedBy(), cl.req, res)
 	// The server sends the notifications a transaction fires before its reply, to every session.
 	s.route(notes)
 	detail := describeResult(cl.req, res)
@@ -893,7 +894,9 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 			if o.Header.Type == jute.OpGetChildren {
 				op = opGetChildren
 			}
-			res, _ := s.core.apply(c.session, &request{op: op, path: o.Path})
+			req := &request{op: op, path: o.Path}
+			res, _ := s.core.apply(c.session, req)
+			s.noteRead(c.servedBy(), req, res)
 			switch {
 			case res.err != nil:
 				results = append(results, jute.OpResult{Type: jute.OpError, Err: errCode(res.err)})

@@ -502,8 +502,10 @@ func (e *Ensemble) leaderNow(ctx context.Context) (int, error) {
 	return -1, fmt.Errorf("no server leads: %w", errors.Join(errs...))
 }
 
-// WaitQuorum waits until every running server answers "srvr" with a mode and
-// exactly one of them leads (for an attached ensemble: every server). It
+// WaitQuorum waits until every running server answers "srvr" with a mode,
+// exactly one of them leads (for an attached ensemble: every server) and, where
+// the harness allows "mntr", the leader counts every other running server as a
+// synced follower. It
 // fails at once when a server exits unexpectedly or too few servers run to
 // form a quorum.
 func (e *Ensemble) WaitQuorum(ctx context.Context) error {
@@ -552,7 +554,7 @@ func (e *Ensemble) quorumNow(ctx context.Context) error {
 			return &fatalError{fmt.Errorf("only %d of %d servers run; a quorum needs %d (Restart a killed server)", running, len(e.servers), quorum)}
 		}
 	}
-	leaders := 0
+	leaders, followers, leader := 0, 0, -1
 	for i, addr := range e.addrs {
 		if !e.Running(i) {
 			continue
@@ -561,14 +563,37 @@ func (e *Ensemble) quorumNow(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("server %d: %w", i, err)
 		}
-		if mode == ModeLeader || mode == ModeStandalone {
+		switch mode {
+		case ModeLeader:
+			leaders, leader = leaders+1, i
+		case ModeStandalone:
 			leaders++
+		default:
+			followers++
 		}
 	}
 	if leaders != 1 {
 		return fmt.Errorf("%d servers lead, want 1", leaders)
 	}
+	if leader >= 0 && e.Harness() && e.allowsWord("mntr") {
+		// A follower that has just (re)joined answers "Mode: follower" before it has synced with the
+		// leader; until the leader counts it, the ensemble is not whole (its mntr lacks the follower's
+		// learner lines, for one).
+		mntr, err := FourLetter(ctx, e.addrs[leader], "mntr")
+		if err != nil {
+			return fmt.Errorf("leader %d: %w", leader, err)
+		}
+		if want := fmt.Sprintf("zk_synced_followers\t%d\n", followers); !strings.Contains(mntr, want) {
+			return fmt.Errorf("leader %d does not count its %d followers synced yet", leader, followers)
+		}
+	}
 	return nil
+}
+
+// allowsWord reports whether the harness's servers answer the four-letter word (Config.FourLetterWords).
+func (e *Ensemble) allowsWord(word string) bool {
+	words := e.cfg.FourLetterWords
+	return words == "" || words == "*" || slices.ContainsFunc(strings.Split(words, ","), func(w string) bool { return strings.TrimSpace(w) == word })
 }
 
 // Kill SIGKILLs server i's JVM and waits until it is gone. Its data stays;

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +51,6 @@ func TestFourLetterWordsRealAndModel(t *testing.T) {
 		}
 		waitState(t, events, zk.StateHasSession, 20*time.Second)
 		sid := conn.SessionID()
-		waitAllSynced(t, tg.name, tg.addrs)
 
 		stats, ok := zk.FLWSrvr(tg.addrs, 10*time.Second)
 		if ok || len(stats) != 3 || stats[0].Error == nil || !strings.Contains(stats[0].Error.Error(), "no regex matches") {
@@ -73,6 +71,11 @@ func TestFourLetterWordsRealAndModel(t *testing.T) {
 		}
 		if got, err := FourLetter(context.Background(), tg.plain, "ruok"); err != nil || got != "ruok is not executed because it is not in the whitelist.\n" {
 			t.Errorf("%s: ruok with the default whitelist: %q, %v", tg.name, got, err)
+		}
+		// A write and a read through every server, so that each lists the summaries of a namespace's writes
+		// and reads (a shared ensemble lists those of earlier tests' namespaces too: lineKeys folds them).
+		for _, addr := range tg.addrs {
+			touchNamespace(t, addr)
 		}
 		modes := map[string]int{}
 		for _, addr := range tg.addrs {
@@ -96,48 +99,171 @@ func TestFourLetterWordsRealAndModel(t *testing.T) {
 	slices.Sort(shapes["real"])
 	slices.Sort(shapes["model"])
 	if !slices.Equal(shapes["real"], shapes["model"]) {
-		t.Errorf("srvr and mntr keys differ:\nreal  %q\nmodel %q", shapes["real"], shapes["model"])
+		t.Errorf("srvr and mntr keys differ:\n%s", shapeDiff(shapes["real"], shapes["model"]))
 	}
 }
 
-// waitAllSynced waits until the ensemble's leader counts every other server as a synced follower: a
-// follower that has just rejoined (Shared heals the ensemble a test before left short) already answers
-// "Mode: follower" while the leader's mntr has no learner lines for it yet.
-func waitAllSynced(t *testing.T, name string, addrs []string) {
-	t.Helper()
-	want := "zk_synced_followers\t" + strconv.Itoa(len(addrs)-1) + "\n"
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var last string
-	for {
-		for _, addr := range addrs {
-			if mode, err := ServerMode(ctx, addr); err == nil && mode == ModeLeader {
-				mntr, err := FourLetter(ctx, addr, "mntr")
-				if err == nil && strings.Contains(mntr, want) {
-					return
+// shapeDiff describes how two lists of shapes ("<mode> <word>: key,key,…", sorted) differ: for each answer of
+// one that the other lacks, the keys that the other's answer of the same mode and word does not have.
+func shapeDiff(real, model []string) string {
+	var b strings.Builder
+	for _, side := range []struct {
+		name        string
+		mine, other []string
+	}{{"real", real, model}, {"model", model, real}} {
+		for _, shape := range side.mine {
+			if slices.Contains(side.other, shape) {
+				continue
+			}
+			head, keys, _ := strings.Cut(shape, ": ")
+			var theirs []string
+			for _, o := range side.other {
+				if h, k, _ := strings.Cut(o, ": "); h == head {
+					theirs = append(theirs, strings.Split(k, ",")...)
 				}
-				last = fmt.Sprintf("leader %s: %v %q", addr, err, mntr)
+			}
+			var extra []string
+			for k := range strings.SplitSeq(keys, ",") {
+				if !slices.Contains(theirs, k) {
+					extra = append(extra, k)
+				}
+			}
+			fmt.Fprintf(&b, "%s %s has keys the other lacks: %v\n", side.name, head, extra)
+		}
+	}
+	return b.String()
+}
+
+// touchNamespace writes and reads a node of its own namespace through the server at addr.
+func touchNamespace(t *testing.T, addr string) {
+	t.Helper()
+	c, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(testLogger{t}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitState(t, events, zk.StateHasSession, 20*time.Second)
+	p, err := c.Create("/flw-namespace-", []byte("x"), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Get(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNamespaceMetricsRealAndModel: the per-namespace summaries of mntr (zk_{avg,min,max,cnt,sum}_<ns>_write_per_namespace
+// and …_read_per_namespace) are, line for line and figure for figure, the same on a fresh standalone ZooKeeper 3.8
+// and on a fresh model after the same requests: which requests count, how many bytes each, and in what order
+// mntr lists them.
+func TestNamespaceMetricsRealAndModel(t *testing.T) {
+	real := startForTest(t, Config{Servers: 1, FourLetterWords: "*"})
+	m := model.NewServer(model.WithFourLetterWords("*"))
+	t.Cleanup(func() { m.Close() })
+	modelAddr, err := m.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := map[string]string{}
+	for _, tg := range []struct{ name, addr string }{{"real", real.Addrs()[0]}, {"model", modelAddr}} {
+		c, events, err := zk.Connect([]string{tg.addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(testLogger{t}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, events, zk.StateHasSession, 20*time.Second)
+		acl := zk.WorldACL(zk.PermAll)
+		must := func(what string, err error) {
+			if err != nil {
+				t.Fatalf("%s: %s: %v", tg.name, what, err)
 			}
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: the leader does not count %d synced followers: %s", name, len(addrs)-1, last)
-		case <-time.After(50 * time.Millisecond):
+		_, err = c.Create("/a", []byte("12345"), 0, acl)
+		must("create /a", err)
+		_, err = c.Create("/a", []byte("12345"), 0, acl) // fails: counts nothing
+		if err != zk.ErrNodeExists {
+			t.Fatalf("%s: second create /a: %v", tg.name, err)
 		}
+		_, _, err = c.Get("/a")
+		must("get /a", err)
+		_, _, err = c.Exists("/a")
+		must("exists /a", err)
+		_, _, err = c.Exists("/missing") // not counted
+		must("exists /missing", err)
+		_, _, err = c.Get("/") // the root is in no namespace
+		must("get /", err)
+		_, _, err = c.Children("/")
+		must("children /", err)
+		_, _, err = c.GetACL("/a")
+		must("getACL /a", err)
+		_, err = c.Sync("/a")
+		must("sync /a", err)
+		_, err = c.Multi(&zk.CreateRequest{Path: "/a/m", Data: []byte("xy"), Acl: acl},
+			&zk.SetDataRequest{Path: "/a/m", Data: []byte("abc"), Version: -1},
+			&zk.CheckVersionRequest{Path: "/a", Version: -1})
+		must("multi", err)
+		if _, err := c.Multi(&zk.DeleteRequest{Path: "/a/m", Version: -1}, &zk.CheckVersionRequest{Path: "/a", Version: 77}); err == nil {
+			t.Fatalf("%s: the multi with a bad check succeeded", tg.name)
+		}
+		_, _, err = c.Children("/a")
+		must("children /a", err)
+		_, err = c.Set("/a/m", []byte("1234567"), -1)
+		must("set /a/m", err)
+		_, err = c.Set("/a/m", []byte("1"), 99) // bad version: not counted
+		if err != zk.ErrBadVersion {
+			t.Fatalf("%s: set with a bad version: %v", tg.name, err)
+		}
+		must("delete /a/m", c.Delete("/a/m", -1))
+		_, err = c.Create("/s", nil, zk.FlagSequence, acl)
+		must("create /s", err)
+		_, err = c.Create("/a/e", []byte("1"), zk.FlagEphemeral, acl)
+		must("create /a/e", err)
+		_, _, err = c.Get("/zookeeper/config")
+		must("get /zookeeper/config", err)
+		c.Close() // deletes the ephemeral /a/e: a write
+		var got string
+		for range 100 { // the close is applied after its reply
+			mntr, err := FourLetter(context.Background(), tg.addr, "mntr")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for line := range strings.SplitSeq(mntr, "\n") {
+				if strings.Contains(line, "_per_namespace\t") {
+					lines = append(lines, line)
+				}
+			}
+			if got = strings.Join(lines, "\n"); strings.Contains(got, "zk_cnt_a_write_per_namespace\t6") {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		answers[tg.name] = got
+	}
+	if answers["real"] != answers["model"] {
+		t.Errorf("per-namespace summaries differ:\nreal:\n%s\nmodel:\n%s", answers["real"], answers["model"])
+	}
+	if !strings.Contains(answers["real"], "zk_avg_a_write_per_namespace\t") {
+		t.Errorf("real 3.8 lists no per-namespace summary:\n%s", answers["real"])
 	}
 }
 
-// serverIDInKey is the follower's server id in a leader's mntr keys (zk_avg_1_learner_handler_qp_size).
-var serverIDInKey = regexp.MustCompile(`_\d+_learner`)
+// serverIDInKey is the follower's server id in a leader's mntr keys (zk_avg_1_learner_handler_qp_size);
+// namespaceInKey is the namespace in a per-namespace summary's (zk_avg_a_write_per_namespace).
+var (
+	serverIDInKey  = regexp.MustCompile(`_\d+_learner`)
+	namespaceInKey = regexp.MustCompile(`^(zk_[a-z]+)_.*_(read|write)_per_namespace$`)
+)
 
 // lineKeys returns the keys of an answer's lines (each line up to sep), the server ids in mntr's learner keys
-// replaced by N, sorted: the answer's shape.
+// replaced by N and the namespaces of its per-namespace summaries by NS, sorted and without repeats: the
+// answer's shape, whatever namespaces the server has served.
 func lineKeys(answer, sep string) string {
 	var keys []string
 	for line := range strings.SplitSeq(strings.TrimSuffix(answer, "\n"), "\n") {
 		key, _, _ := strings.Cut(line, sep)
-		keys = append(keys, serverIDInKey.ReplaceAllString(key, "_N_learner"))
+		key = serverIDInKey.ReplaceAllString(key, "_N_learner")
+		keys = append(keys, namespaceInKey.ReplaceAllString(key, "${1}_NS_${2}_per_namespace"))
 	}
 	slices.Sort(keys)
-	return strings.Join(keys, ",")
+	return strings.Join(slices.Compact(keys), ",")
 }
