@@ -24,7 +24,7 @@ func TestWireManualTransport(t *testing.T) {
 	if second := manualScenario(t); second != first {
 		t.Fatalf("two runs recorded different histories:\n%s\n---\n%s", first, second)
 	}
-	for _, want := range []string{"send         create /a", "apply        create /a", "reply        create /a", "lose-reply   set /a", "reconnect    session", "send         connect session"} {
+	for _, want := range []string{"send         create /a", "apply        create /a", "reply        create /a", "lose-reply   set /a", "reconnect    session", "send         connect session", "apply        close", "disconnect   client closed the connection"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("no %q in the history:\n%s", want, first)
 		}
@@ -137,24 +137,22 @@ func manualScenario(t *testing.T) string {
 		if err := <-done; err != nil {
 			t.Fatalf("Get after the lost reply: %v (the server applied the set)", err)
 		}
-		// Close's close-session request is a step too: a scheduler lets it through, and the session ends.
-		stop, stopped := make(chan struct{}), make(chan struct{})
+		// Close's close-session request is a step too: a scheduler applies it and delivers its reply, and the
+		// session ends. The client, given the reply, closes its end before the server's hang-up is delivered:
+		// every step is explicit, so the history does not depend on which of the two closes comes first.
+		closed := make(chan struct{})
 		go func() {
-			defer close(stopped)
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(10 * time.Millisecond):
-				}
-				for _, st := range srv.Pending() {
-					_ = srv.Do(st)
-				}
-			}
+			conn.Close()
+			close(closed)
 		}()
-		conn.Close()
-		close(stop)
-		<-stopped
+		synctest.Wait()
+		for _, st := range []model.Step{apply, deliver} {
+			if err := srv.Do(st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		<-closed
+		synctest.Wait()
 		if err := srv.Close(); err != nil {
 			t.Fatal(err)
 		}
