@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-.PHONY: help test check traces replay ensemble real herd fidelity gozk bench vet fmt zookeeper clientdeps serve
+.PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench vet fmt zookeeper clientdeps serve
 
 # Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
 # never rewrites the committed corpus in traces/ (make traces does that, deliberately).
@@ -54,6 +54,9 @@ check: ## the main job, on the fake: check the recipe and every mutant, print th
 	@echo "make check: failure traces go to $(CHECK_TRACES)"
 	$(GO) test -count=1 -timeout 60m -v -run '^TestCheckAll$$' ./check -check.n=$(or $(N),10000) -check.traces=$(CHECK_TRACES) -check.shrink=20s \
 		| grep -v -E '^(=== RUN|=== NAME|\s+--- PASS|PASS$$)'; exit $${PIPESTATUS[0]}
+
+prove: ## exhaustive search on the fake: every schedule of the recipe within the stated bounds, every mutant with its shortest failing schedule
+	$(GO) test -count=1 -timeout 30m -v -run '^TestProve$$' ./check -check.prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
 
 traces: ## regenerate the committed regression corpus in traces/ (what make check finds, shrunk), deliberately
 	rm -f traces/*.trace traces/*.html

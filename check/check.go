@@ -105,6 +105,18 @@ type Config struct {
 	TraceDir string        // where failure traces go (default: zkmodel-traces in the OS's temporary directory; -check.traces overrides)
 	Progress io.Writer     // if set, a progress line every second while exploring
 	Shrink   time.Duration // how long rapid may spend shrinking a failure (default 20s; -rapid.shrinktime overrides)
+
+	// Exhaustive makes Run and RunZK enumerate every schedule instead of sampling Checks of them: every
+	// sequence of Steps scheduler decisions (at most MaxFault of them faults), each followed by the fair
+	// drain, for Clients clients of Rounds rounds. A pass then holds for every such schedule. On a failure
+	// the trace is the shortest failing schedule (iterative deepening over Steps). See exhaustive.go.
+	Exhaustive bool
+	// NoReduction turns off the exhaustive mode's partial-order reduction (sleep sets), for comparison: the
+	// same verdicts, more schedules.
+	NoReduction bool
+	// Budget, if positive, stops an exhaustive search after this much wall time; the Report then says the
+	// bound was not exhausted.
+	Budget time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -149,6 +161,9 @@ func (c Config) validate() error {
 			return fmt.Errorf("check: Config.%s is %d: want a positive number, or 0 for the default", f.name, f.v)
 		}
 	}
+	if c.Budget < 0 {
+		return fmt.Errorf("check: Config.Budget is %s: want a positive duration, or 0 for no limit", c.Budget)
+	}
 	if c.Shrink < 0 {
 		return fmt.Errorf("check: Config.Shrink is %s: want a positive duration, or 0 for the default (20s)", c.Shrink)
 	}
@@ -176,15 +191,23 @@ func validName(name string) error {
 
 // Report says what an exploration found.
 type Report struct {
-	Runs        int            // interleavings explored (including those rapid ran while shrinking)
-	Failed      bool           // a property was violated
-	Property    string         // which one: "safety", "fenced-register", "fencing", "liveness", "no-herd", "hygiene"
-	Verdict     string         // the violation, in a sentence
-	Trace       string         // the shrunk failing trace's path, if any
-	FirstFail   time.Duration  // wall time from the start to the first failing run
-	Elapsed     time.Duration  // wall time of the whole exploration (shrinking included)
-	Decisions   int            // scheduler decisions in the shrunk failing run, before its fair drain
-	Injected    map[string]int // faults injected over all runs, by kind ("lose-request", "expire", …)
+	Runs      int            // interleavings explored (including those rapid ran while shrinking)
+	Failed    bool           // a property was violated
+	Property  string         // which one: "safety", "fenced-register", "fencing", "liveness", "no-herd", "hygiene"
+	Verdict   string         // the violation, in a sentence
+	Trace     string         // the shrunk failing trace's path, if any
+	FirstFail time.Duration  // wall time from the start to the first failing run
+	Elapsed   time.Duration  // wall time of the whole exploration (shrinking included)
+	Decisions int            // scheduler decisions in the shrunk failing run, before its fair drain
+	Injected  map[string]int // faults injected over all runs, by kind ("lose-request", "expire", …)
+
+	// For an exhaustive search (Config.Exhaustive):
+	Exhaustive     bool // the report is of an exhaustive search
+	Schedules      int  // schedules run to the end and judged
+	Pruned         int  // schedules cut short by partial-order reduction: reorderings of judged ones
+	DecisionPoints int  // decision points visited (the search tree's inner nodes)
+	Exhausted      bool // every schedule within the bound was covered (false: a failure or the budget stopped it)
+
 	failingText string
 }
 
@@ -251,6 +274,9 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 	}
 	if err := probe(t, kind, cfg); err != nil {
 		t.Fatal(err)
+	}
+	if cfg.Exhaustive {
+		return runExhaustive(t, kind, cfg)
 	}
 	var (
 		mu      sync.Mutex
@@ -325,28 +351,17 @@ func progress(cfg Config, mu *sync.Mutex, rep *Report) (stop func()) {
 	if cfg.Progress == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
 	start := time.Now()
-	go func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				mu.Lock()
-				n, failed := rep.Runs, rep.Failed
-				mu.Unlock()
-				state := "no violation yet"
-				if failed {
-					state = "violation found, shrinking"
-				}
-				fmt.Fprintf(cfg.Progress, "  %s: %d interleavings in %s, %s\n", cfg.Name, n, time.Since(start).Round(time.Second), state)
-			}
+	return progressTicker(func() {
+		mu.Lock()
+		n, failed := rep.Runs, rep.Failed
+		mu.Unlock()
+		state := "no violation yet"
+		if failed {
+			state = "violation found, shrinking"
 		}
-	}()
-	return func() { close(done) }
+		fmt.Fprintf(cfg.Progress, "  %s: %d interleavings in %s, %s\n", cfg.Name, n, time.Since(start).Round(time.Second), state)
+	})
 }
 
 // runPattern is a -run pattern that selects exactly the named test (and subtest).

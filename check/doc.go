@@ -31,6 +31,19 @@
 // Config.Faults (at most Config.MaxFault faults each, within Config.Steps decisions), every one of them
 // satisfying the properties below. It is not a proof for every schedule; make check reports the counts.
 //
+// # Exhaustive search
+//
+// With Config.Exhaustive, Run and RunZK enumerate instead of sampling: every sequence of Config.Steps
+// scheduler decisions (at most Config.MaxFault of them faults), each followed by the fair drain, for
+// Config.Clients clients — stateless model checking, a depth-first search that reruns the schedule from the
+// start for each path, with sleep-set partial-order reduction (decisions that commute are explored in one
+// order; see exhaustive.go for the independence relation, and Config.NoReduction to turn it off). A pass is
+// then a statement about every schedule within the bound; a failure's trace is the shortest failing schedule
+// (iterative deepening), in the same trace format, and replays. The Report counts schedules, pruned runs and
+// decision points, and says whether the bound was exhausted or Config.Budget stopped the search. States are
+// not cached: a client's state lives in its goroutine and cannot be hashed, so a state reached by two
+// different paths is explored twice. make prove states the bounds it covers.
+//
 // # Real go-zookeeper clients
 //
 // RunZK(t, zkFactory, cfg) checks a lock written against go-zookeeper's *zk.Conn, unmodified: the K clients

@@ -159,6 +159,7 @@ type outcome struct {
 	verdict    string
 	lockOps    []lockOp
 	dump       string
+	pruned     bool // partial-order reduction cut the run short: it is not judged
 }
 
 func (o *outcome) failed() bool { return o.property != "" }
@@ -187,6 +188,9 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 		r.add(phase, e, nil)
 	}))...)
 	out := &outcome{clientKind: kind.name}
+	if b, ok := d.(interface{ bind(*run) }); ok {
+		b.bind(r) // the exhaustive search reads what each decision did
+	}
 	if err := r.setup(kind); err != nil {
 		out.property, out.verdict = "setup", err.Error()
 		return out
@@ -217,6 +221,8 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 	out.decisions, out.explored = r.decisions, r.explored
 	out.history = r.orderedHistory()
 	switch {
+	case errors.Is(err, errPruned):
+		out.pruned = true
 	case err != nil:
 		out.property, out.verdict = "replay", err.Error()
 	default:

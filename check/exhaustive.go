@@ -1,0 +1,401 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// This file is the exhaustive mode (Config.Exhaustive): instead of sampling schedules with rapid, it
+// enumerates every sequence of scheduler decisions within the bounds — stateless model checking, as CHESS
+// and loom do it: each schedule is a fresh run that follows a recorded prefix of decisions and then takes
+// the first choice it has not tried, and a depth-first search over those prefixes visits the whole tree of
+// decisions. The scheduler is the same one Run samples with (scheduler.go); only the decider differs.
+//
+// Partial-order reduction: two decisions that commute (their order changes neither what can happen next nor
+// any property's verdict) need to be explored in one order only. The search keeps sleep sets (Godefroid): a
+// choice already explored at a node sleeps in the subtrees of its siblings, for as long as the decisions
+// taken there are independent of it, and a node whose every choice sleeps is pruned — its schedules are
+// reorderings of ones already explored. Independence is decided from what each decision did when it ran
+// (the events of its step, reactions included), conservatively:
+//
+//   - decisions concerning the same client, faults, server stops and starts and clock jumps are dependent on
+//     everything;
+//   - two decisions that change the server's shared state (apply, reconnect) are dependent, as are two
+//     critical-section accesses (the register is shared);
+//   - a decision whose step touched another client (a watch event queued for it, say) is dependent on that
+//     client's decisions;
+//   - two decisions whose steps were visible to the properties (a lock, lock-ok, unlock, critical-section or
+//     cancellation event, or an expiry) are dependent: that keeps the order of everything the properties read,
+//     so every schedule has the verdict of the one explored in its place.
+//
+// What remains independent is, for example, a reply delivered to c1 and a request applied for c2 that
+// notifies nobody, or replies delivered to two clients that only send their next request in reaction.
+
+// errPruned ends a run whose every choice sleeps: its schedules are reorderings of explored ones.
+var errPruned = errors.New("check: pruned by partial-order reduction")
+
+// effect is what a decision's step did, as independence needs it.
+type effect struct {
+	visible bool  // the step produced an event the properties read
+	touched []int // clients other than the decision's own that had events in the step (0: the server, or the scheduler)
+}
+
+// decisionClient is the client a decision concerns (its "cN"), or 0 for one that concerns the server or the
+// clock ("stop s1", "advance 14s").
+func decisionClient(label string) int {
+	f := strings.Fields(label)
+	if len(f) < 2 || !strings.HasPrefix(f[len(f)-1], "c") {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(f[len(f)-1], "c"))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// decisionKind is a decision's first word: "apply", "deliver", "cs-read", "lose-reply", …
+func decisionKind(label string) string {
+	kind, _, _ := strings.Cut(label, " ")
+	return kind
+}
+
+// globalKinds are the decisions that may change what every client can do next.
+var globalKinds = map[string]bool{
+	"lose-request": true, "lose-reply": true, "disconnect": true, "expire": true, "advance": true,
+	"cancel": true, "stop": true, "start": true,
+}
+
+// sharedKinds change the server's shared state (the tree, sessions, watches).
+var sharedKinds = map[string]bool{"apply": true, "reconnect": true}
+
+// visibleKinds are the client events the properties read (see props.go).
+var visibleKinds = map[string]bool{
+	"lock": true, "lock-ok": true, "lock-err": true, "unlock": true, "unlock-ok": true, "unlock-err": true,
+	"cs-read": true, "cs-refused": true, "cs-value": true, "cs-abort": true, "cs-write": true, "cancelled": true,
+	"model:expire": true,
+}
+
+// independent reports whether decisions a and b, with the effects they had, commute.
+func independent(a string, ea effect, b string, eb effect) bool {
+	ca, cb := decisionClient(a), decisionClient(b)
+	ka, kb := decisionKind(a), decisionKind(b)
+	switch {
+	case ca == 0 || cb == 0 || ca == cb:
+		return false
+	case globalKinds[ka] || globalKinds[kb]:
+		return false
+	case sharedKinds[ka] && sharedKinds[kb]:
+		return false
+	case strings.HasPrefix(ka, "cs-") && strings.HasPrefix(kb, "cs-"):
+		return false
+	case ea.visible && eb.visible:
+		return false
+	case slices.Contains(ea.touched, cb) || slices.Contains(eb.touched, ca):
+		return false
+	case slices.Contains(ea.touched, 0) || slices.Contains(eb.touched, 0):
+		return false
+	}
+	return true
+}
+
+// effectOf is what the decision that began step did: its step's events, the reactions included.
+func effectOf(events []*event, step int, label string) effect {
+	own := decisionClient(label)
+	var eff effect
+	for _, e := range events {
+		if e.step != step || e.kind == "decision" {
+			continue
+		}
+		if visibleKinds[e.kind] {
+			eff.visible = true
+		}
+		if e.client != own && !slices.Contains(eff.touched, e.client) {
+			eff.touched = append(eff.touched, e.client)
+		}
+	}
+	return eff
+}
+
+// frame is one decision point on the current path of the search.
+type frame struct {
+	options  []string          // what could be chosen here, in the scheduler's order
+	next     int               // the option the current path takes (-1: every option sleeps)
+	explored []string          // options whose subtrees are done, in order
+	effects  map[string]effect // what each option taken here did
+	sleep    map[string]effect // options that sleep here, with what they did where they were explored
+}
+
+func (f *frame) chosen() string { return f.options[f.next] }
+
+// advance moves to the next option that neither sleeps nor was explored; false when none is left.
+func (f *frame) advance() bool {
+	if f.next >= 0 {
+		f.explored = append(f.explored, f.chosen())
+	}
+	for i := f.next + 1; i < len(f.options); i++ {
+		if _, asleep := f.sleep[f.options[i]]; !asleep {
+			f.next = i
+			return true
+		}
+	}
+	return false
+}
+
+// search is the depth-first search's state: the path of the current schedule, and the counts.
+type search struct {
+	reduce bool
+	depth  int // decisions per schedule before the fair drain
+	stack  []*frame
+
+	mu        sync.Mutex // guards the counts, which the progress line reads
+	schedules int        // runs that completed and were judged
+	pruned    int        // runs cut short because every choice slept
+	points    int        // decision points visited
+}
+
+// dfsDecider follows the search's path, then extends it with the first choice that does not sleep.
+type dfsDecider struct {
+	s *search
+	r *run
+	k int // decisions taken in this run
+}
+
+func (d *dfsDecider) bind(r *run) { d.r = r }
+
+func (d *dfsDecider) steps(int) int { return d.s.depth }
+
+func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
+	s, k := d.s, d.k
+	d.k++
+	labels := make([]string, 0, len(progress)+len(faults))
+	for _, c := range progress {
+		labels = append(labels, c.label)
+	}
+	for _, c := range faults {
+		labels = append(labels, c.label)
+	}
+	if k > 0 {
+		// The previous decision's step is over (the scheduler waited for every client): record what it did.
+		p := s.stack[k-1]
+		d.r.mu.Lock()
+		p.effects[p.chosen()] = effectOf(d.r.events, k, p.chosen())
+		d.r.mu.Unlock()
+	}
+	if k < len(s.stack) {
+		f := s.stack[k]
+		if !slices.Equal(f.options, labels) {
+			return "", fmt.Errorf("check: exhaustive search: decision %d offered %v, where the same prefix offered %v before: the runs are not deterministic", k+1, labels, f.options)
+		}
+		return f.chosen(), nil
+	}
+	f := &frame{options: labels, next: -1, effects: map[string]effect{}, sleep: map[string]effect{}}
+	if k > 0 && s.reduce {
+		p := s.stack[k-1]
+		c := p.chosen()
+		for label, eff := range p.sleep {
+			if independent(label, eff, c, p.effects[c]) {
+				f.sleep[label] = eff
+			}
+		}
+		for _, label := range p.explored {
+			if independent(label, p.effects[label], c, p.effects[c]) {
+				f.sleep[label] = p.effects[label]
+			}
+		}
+	}
+	s.mu.Lock()
+	s.points++
+	s.mu.Unlock()
+	s.stack = append(s.stack, f)
+	if len(labels) == 0 {
+		return "", nil // nothing can happen: the scheduler stops looking
+	}
+	if !f.advance() {
+		return "", errPruned
+	}
+	return f.chosen(), nil
+}
+
+// recordEffects records, from a finished run's history, what each decision on the path did: the last one's
+// step ended after the last pick, so only the history has it, and its siblings' sleep sets need it.
+func (s *search) recordEffects(out *outcome) {
+	for i, f := range s.stack {
+		if f.next < 0 || i >= len(out.decisions) || out.decisions[i] != f.chosen() {
+			break
+		}
+		f.effects[f.chosen()] = effectOf(out.history, i+1, f.chosen())
+	}
+}
+
+// backtrack moves the search to the next unexplored path; false when the tree is exhausted.
+func (s *search) backtrack() bool {
+	for len(s.stack) > 0 {
+		f := s.stack[len(s.stack)-1]
+		if f.next >= 0 && f.advance() {
+			return true
+		}
+		s.stack = s.stack[:len(s.stack)-1]
+	}
+	return false
+}
+
+// exhaustiveResult is what one bounded search found.
+type exhaustiveResult struct {
+	schedules, pruned, points int
+	exhausted                 bool                // the whole tree was explored (not stopped by a failure or the budget)
+	failure                   *outcome            // the first failing run, when stopping at failures
+	violated                  map[string]*outcome // every property some run violated, with its first run, when not stopping
+}
+
+// Which failures end a search (exhaust's stopOn): any, none (collect every violated property), or one
+// property's.
+const (
+	stopOnAny  = ""
+	stopOnNone = "-"
+)
+
+// exhaust searches every schedule of depth decisions. It returns at the first failing run whose property
+// stopOn names (stopOnAny: any property), and collects every property violated on the way. It stops early,
+// not exhausted, when the deadline passes.
+func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time, progress func(*search)) exhaustiveResult {
+	t.Helper()
+	s := &search{reduce: reduce, depth: depth}
+	res := exhaustiveResult{violated: map[string]*outcome{}}
+	if progress != nil {
+		stop := progressTicker(func() { progress(s) })
+		defer stop()
+	}
+	for {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			break
+		}
+		var out *outcome
+		synctest.Test(t, func(*testing.T) {
+			out = executeWith(kind, cfg, &dfsDecider{s: s})
+		})
+		s.recordEffects(out)
+		s.mu.Lock()
+		if out.pruned {
+			s.pruned++
+		} else {
+			s.schedules++
+		}
+		s.mu.Unlock()
+		if out.property == "replay" || out.property == "setup" {
+			// The search's own failure (a run that did not follow its prefix) or a lock that cannot be made.
+			res.failure = out
+			break
+		}
+		if out.failed() {
+			if _, seen := res.violated[out.property]; !seen {
+				res.violated[out.property] = out
+			}
+			if stopOn == stopOnAny || stopOn == out.property {
+				res.failure = out
+				break
+			}
+		}
+		if !s.backtrack() {
+			res.exhausted = true
+			break
+		}
+	}
+	res.schedules, res.pruned, res.points = s.schedules, s.pruned, s.points
+	return res
+}
+
+// progressTicker calls line every second until stopped.
+func progressTicker(line func()) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				line()
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// runExhaustive is Run and RunZK in exhaustive mode: it explores (exploreExhaustive), writes the failing
+// schedule's trace like a sampled run's, and fails t on a violation.
+func runExhaustive(t *testing.T, kind clients, cfg Config) Report {
+	t.Helper()
+	rep, fail := exploreExhaustive(t, kind, cfg)
+	if fail == nil {
+		return rep
+	}
+	rep.failingText = fail.render(cfg)
+	path, err := writeTrace(cfg, fail)
+	if err != nil {
+		t.Errorf("check: writing the trace: %v", err)
+	} else {
+		rep.Trace = path
+		t.Logf("check: %s violated (exhaustive search, shortest schedule: %d decisions): %s\ntrace: %s\nreplay it: go test -run '%s' -check.replay=%s",
+			fail.property, fail.explored, fail.verdict, path, runPattern(t.Name()), path)
+	}
+	t.Errorf("check: %s: %s violated: %s", cfg.Name, fail.property, fail.verdict)
+	return rep
+}
+
+// exploreExhaustive searches every schedule of cfg.Steps decisions (cfg.MaxFault faults at most), reduced
+// unless cfg.NoReduction; on a failure, iterative deepening finds the shortest schedule that breaks the same
+// property, which it returns with the report.
+func exploreExhaustive(t *testing.T, kind clients, cfg Config) (Report, *outcome) {
+	t.Helper()
+	started := time.Now()
+	var deadline time.Time
+	if cfg.Budget > 0 {
+		deadline = started.Add(cfg.Budget)
+	}
+	var progress func(*search)
+	if cfg.Progress != nil {
+		last, lastAt := 0, time.Now()
+		progress = func(s *search) {
+			s.mu.Lock()
+			n, pruned, points, frontier := s.schedules, s.pruned, s.points, len(s.stack)
+			s.mu.Unlock()
+			now := time.Now()
+			rate := float64(n+pruned-last) / now.Sub(lastAt).Seconds()
+			last, lastAt = n+pruned, now
+			fmt.Fprintf(cfg.Progress, "  %s: exhaustive, depth %d: %d schedules, %d pruned, %d decision points, %.0f runs/s, path depth %d, %s\n",
+				cfg.Name, s.depth, n, pruned, points, rate, frontier, time.Since(started).Round(time.Second))
+		}
+	}
+	rep := Report{Exhaustive: true}
+	res := exhaust(t, kind, cfg, cfg.Steps, !cfg.NoReduction, stopOnAny, deadline, progress)
+	rep.Schedules, rep.Pruned, rep.DecisionPoints, rep.Exhausted = res.schedules, res.pruned, res.points, res.exhausted
+	rep.Runs = res.schedules + res.pruned
+	fail := res.failure
+	if fail != nil && (fail.property == "replay" || fail.property == "setup") {
+		t.Fatalf("check: %s: exhaustive search: %s", cfg.Name, fail.verdict)
+	}
+	if fail != nil {
+		rep.Failed, rep.Property = true, fail.property
+		rep.FirstFail = time.Since(started)
+		for depth := 1; depth < fail.explored; depth++ {
+			shorter := exhaust(t, kind, cfg, depth, !cfg.NoReduction, fail.property, deadline, progress)
+			rep.Runs += shorter.schedules + shorter.pruned
+			if shorter.failure != nil && shorter.failure.property == fail.property {
+				fail = shorter.failure
+				break
+			}
+		}
+		rep.Property, rep.Verdict, rep.Decisions = fail.property, fail.verdict, fail.explored
+	}
+	rep.Elapsed = time.Since(started)
+	return rep, fail
+}
