@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
@@ -133,6 +134,7 @@ func TestProve(t *testing.T) {
 		mutantDepth = 7 // enough for every mutant but f (its shortest schedule has 10 decisions)
 	}
 	fmt.Printf("%-26s %3s %3s %6s %-8s %-16s %10s %8s %10s %9s %8s\n", "variant", "K", "F", "depth", "verdict", "property", "schedules", "pruned", "points", "shortest", "time")
+	var traces []string
 	var rows []proveBound
 	rows = append(rows, fixed...)
 	for _, v := range Variants() {
@@ -151,7 +153,7 @@ func TestProve(t *testing.T) {
 		}
 		cfg := v.Config
 		cfg.Clients, cfg.Rounds, cfg.Steps, cfg.MaxFault, cfg.Exhaustive = row.clients, 1, row.depth, row.faults, true
-		cfg.TraceDir = t.TempDir()
+		cfg.TraceDir = cmp.Or(*flagTraces, t.TempDir())
 		if *flagProve {
 			cfg.Progress = os.Stderr // a line a second: schedules, runs/s, the path's depth
 		}
@@ -173,8 +175,24 @@ func TestProve(t *testing.T) {
 			if !slices.Contains(strings.Split(v.Expect, "|"), rep.Property) {
 				t.Errorf("%s: caught by %s, want %s", v.Name, rep.Property, v.Expect)
 			}
+			// The shortest failing schedule's trace, kept and replayed like make check's.
+			path, err := writeTrace(cfg, fail)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := ParseTrace(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := replayWith(t, v.clients(), tr); err != nil {
+				t.Errorf("%s: the shortest trace does not replay: %v", v.Name, err)
+			}
+			traces = append(traces, path)
 		}
 		fmt.Printf("%-26s %3d %3d %6d %-8s %-16s %10d %8d %10d %9s %8s\n", v.Name, row.clients, row.faults, row.depth, verdict, prop,
 			rep.Schedules, rep.Pruned, rep.DecisionPoints, shortest, rep.Elapsed.Round(time.Millisecond))
+	}
+	if *flagTraces != "" {
+		fmt.Printf("the shortest failing schedules' traces (each replays): %s\n", strings.Join(traces, ", "))
 	}
 }
