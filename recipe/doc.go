@@ -98,6 +98,13 @@
 // (and still deletes whatever is left); a delete whose reply was lost is retried, and a
 // retry that finds the node gone counts as released.
 //
+// # Read-write lock
+//
+// NewRWLock gives a shared side (ReadLock) and an exclusive side (WriteLock) on one
+// directory, each a *Lock with everything above. A reader's node waits only behind the
+// nearest earlier write node, a writer's behind its immediate predecessor of either kind;
+// the node names are Curator's InterProcessReadWriteLock's ("-__READ__", "-__WRIT__").
+//
 // Package recipetest holds the behavioural tests, run here on the model and exported so
 // that realzk runs them on a real 3-server ensemble.
 package recipe

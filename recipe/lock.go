@@ -63,6 +63,7 @@ func WithSuspendOnDisconnect(events <-chan zk.Event) Option {
 type Lock struct {
 	conn           Conn
 	dir            string
+	kind           nodeKind
 	acl            []zk.ACL
 	cleanupTimeout time.Duration
 	sessionEvents  <-chan zk.Event
@@ -90,7 +91,23 @@ func (h *hold) markLost() { h.lostOnce.Do(func() { close(h.lost) }) }
 // Every process that wants the same lock uses the same path, and the path holds
 // nothing but lock nodes and unrelated children the lock ignores.
 func NewLock(conn Conn, path string, opts ...Option) *Lock {
-	l := &Lock{conn: conn, dir: path, acl: zk.WorldACL(zk.PermAll), cleanupTimeout: 10 * time.Second, rand: rand.Reader}
+	return newLock(conn, path, mutexKind, opts)
+}
+
+// nodeKind is what a lock's nodes are called and which earlier nodes it waits behind.
+type nodeKind struct {
+	marker    string   // in the own node's name
+	blockedBy []string // the markers of earlier nodes that keep it from holding
+}
+
+var (
+	mutexKind = nodeKind{lockMarker, []string{lockMarker}}
+	readKind  = nodeKind{readMarker, []string{writeMarker}}
+	writeKind = nodeKind{writeMarker, []string{readMarker, writeMarker}}
+)
+
+func newLock(conn Conn, path string, kind nodeKind, opts []Option) *Lock {
+	l := &Lock{conn: conn, dir: path, kind: kind, acl: zk.WorldACL(zk.PermAll), cleanupTimeout: 10 * time.Second, rand: rand.Reader}
 	for _, opt := range opts {
 		opt(l)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,18 +15,25 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Lock node names are "_c_<id>-lock-<sequence>", the protected form go-zookeeper's
-// CreateProtectedEphemeralSequential and Curator produce, so the locks interoperate.
+// Lock node names are "_c_<id><marker><sequence>", the protected form go-zookeeper's
+// CreateProtectedEphemeralSequential and Curator produce, so the locks interoperate: the
+// mutex's marker is "-lock-" (Curator's InterProcessMutex, go-zookeeper's zk.Lock), the
+// read-write lock's "-__READ__" and "-__WRIT__" (Curator's InterProcessReadWriteLock).
 const (
 	protectedPrefix = "_c_"
 	lockMarker      = "-lock-"
+	readMarker      = "-__READ__"
+	writeMarker     = "-__WRIT__"
 )
+
+// markers are the node markers parseNode knows.
+var markers = []string{lockMarker, readMarker, writeMarker}
 
 // create makes the own ephemeral sequential node (step 1). When the reply is lost it
 // looks for a node carrying id before it creates another one, so no node is orphaned.
 // inflight counts creates whose outcome is not known yet, for cleanup.
 func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) (string, error) {
-	prefix := l.dir + "/" + protectedPrefix + id + lockMarker
+	prefix := l.dir + "/" + protectedPrefix + id + l.kind.marker
 	var retry retrier
 	for {
 		inflight.Add(1)
@@ -57,7 +65,7 @@ func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) 
 				return "", fmt.Errorf("look for lock node after lost reply: %w", err)
 			}
 			for _, name := range names {
-				if nodeID, _, ok := parseNode(name); ok && nodeID == id {
+				if nodeID, _, _, ok := parseNode(name); ok && nodeID == id {
 					return l.dir + "/" + name, nil
 				}
 			}
@@ -85,10 +93,11 @@ func (l *Lock) createParents(ctx context.Context) error {
 	return nil
 }
 
-// predecessor lists the lock directory without a watch (step 2) and returns the lock
-// node immediately before the own node, or "" when the own node is first, and the
-// directory's pzxid in that listing (the fencing token when the own node is first). It
-// ignores children that are not lock nodes and deletes stray nodes carrying the own id.
+// predecessor lists the lock directory without a watch (step 2) and returns the nearest
+// node before the own node that blocks it (any earlier lock node for a mutex or a write
+// lock; the nearest earlier write node for a read lock), or "" when none does, and the
+// directory's pzxid in that listing (the fencing token when nothing blocks). It ignores
+// children that are not lock nodes and deletes stray nodes carrying the own id.
 func (l *Lock) predecessor(ctx context.Context, id, node string) (string, int64, error) {
 	type listing struct {
 		names []string
@@ -100,10 +109,10 @@ func (l *Lock) predecessor(ctx context.Context, id, node string) (string, int64,
 	}
 	names := r.names
 	own := node[len(l.dir)+1:]
-	_, ownSeq, _ := parseNode(own)
+	_, _, ownSeq, _ := parseNode(own)
 	found, pred, predSeq := false, "", int32(0)
 	for _, name := range names {
-		nodeID, seq, ok := parseNode(name)
+		nodeID, marker, seq, ok := parseNode(name)
 		switch {
 		case !ok:
 		case name == own:
@@ -113,7 +122,7 @@ func (l *Lock) predecessor(ctx context.Context, id, node string) (string, int64,
 			if err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return "", 0, fmt.Errorf("delete duplicate lock node %s: %w", name, err)
 			}
-		case before(seq, ownSeq) && (pred == "" || before(predSeq, seq)):
+		case before(seq, ownSeq) && slices.Contains(l.kind.blockedBy, marker) && (pred == "" || before(predSeq, seq)):
 			pred, predSeq = name, seq
 		}
 	}
@@ -152,7 +161,7 @@ again:
 		return fmt.Errorf("recipe: cleanup: list %s: %w", l.dir, err)
 	}
 	for _, name := range names {
-		if nodeID, _, ok := parseNode(name); ok && nodeID == id {
+		if nodeID, _, _, ok := parseNode(name); ok && nodeID == id {
 			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(l.dir+"/"+name, -1) })
 			if transient(err) {
 				if err = retry.pause(ctx, err); err == nil {
@@ -270,22 +279,31 @@ func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	}
 }
 
-// parseNode splits a lock node name "_c_<id>-lock-<sequence>". ok is false for any
-// other name. The id is hex, with dashes allowed so Curator's UUIDs parse too.
-func parseNode(name string) (id string, seq int32, ok bool) {
+// parseNode splits a lock node name "_c_<id><marker><sequence>" (markers: "-lock-",
+// "-__READ__", "-__WRIT__"). ok is false for any other name. The id is hex, with dashes
+// allowed so Curator's UUIDs parse too.
+func parseNode(name string) (id, marker string, seq int32, ok bool) {
 	rest, ok := strings.CutPrefix(name, protectedPrefix)
 	if !ok {
-		return "", 0, false
+		return "", "", 0, false
 	}
-	id, seqText, ok := strings.Cut(rest, lockMarker)
-	if !ok || id == "" || strings.Trim(id, "0123456789abcdef-") != "" {
-		return "", 0, false
+	for _, m := range markers {
+		// The marker nearest the end: an id may hold dashes, never a marker's other characters.
+		i := strings.LastIndex(rest, m)
+		if i < 0 {
+			continue
+		}
+		id, seqText := rest[:i], rest[i+len(m):]
+		if id == "" || strings.Trim(id, "0123456789abcdef-") != "" {
+			return "", "", 0, false
+		}
+		n, err := strconv.ParseInt(seqText, 10, 32)
+		if err != nil { // a wrapped sequence is negative: "-2147483648"
+			return "", "", 0, false
+		}
+		return id, m, int32(n), true
 	}
-	n, err := strconv.ParseInt(seqText, 10, 32)
-	if err != nil {
-		return "", 0, false
-	}
-	return id, int32(n), true
+	return "", "", 0, false
 }
 
 // before orders sequence numbers across the int32 wrap (serial number arithmetic):

@@ -36,7 +36,7 @@ type Env interface {
 	Reconnect(t testing.TB, conn recipe.Conn)
 }
 
-// Run runs every behavioural test of the lock against env.
+// Run runs every behavioural test of the lock (and of the read-write lock) against env.
 func Run(t *testing.T, env Env) {
 	t.Run("HandoffIsExclusiveAndTokensIncrease", func(t *testing.T) { testHandoff(t, env) })
 	t.Run("TokenIncreasesAcrossHolders", func(t *testing.T) { testTokenSequence(t, env) })
@@ -49,6 +49,9 @@ func Run(t *testing.T, env Env) {
 	t.Run("DisconnectKeepsHoldByDefault", func(t *testing.T) { testDisconnectKeepsHold(t, env) })
 	t.Run("SuspendOnDisconnectClosesLost", func(t *testing.T) { testSuspend(t, env) })
 	t.Run("OneWatchEventPerRelease", func(t *testing.T) { TestOneEventPerRelease(t, env, 8) })
+	t.Run("RWReadersShare", func(t *testing.T) { testReadersShare(t, env) })
+	t.Run("RWArrivalOrder", func(t *testing.T) { testRWArrivalOrder(t, env) })
+	t.Run("RWReaderCancelCleansUp", func(t *testing.T) { testReaderCancelCleansUp(t, env) })
 }
 
 // Dir returns a fresh lock directory for one test, so tests can share an ensemble.
