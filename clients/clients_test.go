@@ -378,6 +378,9 @@ type cliOutcome struct {
 	stderr   []string // without SLF4J's notices
 }
 
+// closedEvent is what zkCli prints when its session is closed.
+const closedEvent = "WatchedEvent state:Closed type:None path:null"
+
 var (
 	stampLine = regexp.MustCompile(`^(cZxid|mZxid|pZxid|ctime|mtime) = .*$`)
 	eventLine = regexp.MustCompile(`^WatchedEvent state:\S+ type:\S+ path:\S+$`)
@@ -433,6 +436,12 @@ func (s *cliSession) outcome(t *testing.T) cliOutcome {
 			out.stdout = append(out.stdout, line)
 		}
 	}
+	// zkCli closes its session at the end of its input and exits the JVM at once; its event thread prints
+	// the Closed event only if it gets there first (seen missing once in a dozen loaded runs, on the model
+	// side), so that last event is not part of the outcome.
+	if n := len(out.events); n > 0 && out.events[n-1] == closedEvent {
+		out.events = out.events[:n-1]
+	}
 	for line := range strings.Lines(s.stderr.String()) {
 		line = strings.TrimSpace(line)
 		if line != "" && !strings.HasPrefix(line, "SLF4J:") {
@@ -466,7 +475,6 @@ func TestZkCli(t *testing.T) {
 		"WatchedEvent state:SyncConnected type:None path:null",
 		"WatchedEvent state:SyncConnected type:NodeChildrenChanged path:/zkcli",
 		"WatchedEvent state:SyncConnected type:NodeDataChanged path:/zkcli/a",
-		"WatchedEvent state:Closed type:None path:null",
 	}
 	sameOutcome(t, func(t *testing.T, tg target) string {
 		out := runZkCli(t, tg)
@@ -496,7 +504,6 @@ func TestZkCliReconnect(t *testing.T) {
 		"WatchedEvent state:SyncConnected type:NodeChildrenChanged path:/zkre",
 		"WatchedEvent state:SyncConnected type:NodeDataChanged path:/zkre",
 		"WatchedEvent state:SyncConnected type:NodeCreated path:/zkre-later",
-		"WatchedEvent state:Closed type:None path:null",
 	}
 	sameOutcome(t, func(t *testing.T, tg target) string {
 		ctx, cancel := context.WithCancel(context.Background())
