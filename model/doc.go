@@ -106,7 +106,7 @@
 //
 // # Not modelled
 //
-// SASL and x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
+// SASL mechanisms other than DIGEST-MD5 (Kerberos/GSSAPI; see WithSASL), x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
 // maxPerMinute (a pass deletes all its candidates at one instant, in path order), quotas, reconfiguration,
 // read-only mode, and the replication between servers of an ensemble (the emulated ensemble's servers share one state
 // that never lags; Sync returns at once).
