@@ -120,7 +120,7 @@ func saslServe(ctx context.Context, t *testing.T) (target, func()) {
 // TestKazooSASL: kazoo logs in by SASL DIGEST-MD5 (sasl_options) on a real ZooKeeper 3.8 and on `zkmodel serve
 // -jaas`; a sasl ACL (and an auth one, which expands to the sasl identity) then admits that user alone, and
 // the super user; a sasl id KerberosName refuses is InvalidACL; a wrong password fails the login: the server
-// closes the connection and kazoo's calls fail with AuthFailedError.
+// closes the connection, kazoo's session is lost and its calls are refused.
 func TestKazooSASL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
@@ -134,8 +134,8 @@ func TestKazooSASL(t *testing.T) {
 		"other user read: NoAuthError\n" +
 		"super read: b'm'\n" +
 		"super write: 1\n" +
-		"wrong password read: AuthFailedError\n" +
-		"wrong password: connected False\n"
+		"wrong password: session lost True\n" +
+		"wrong password read: refused\n"
 	serve, stop := saslServe(ctx, t)
 	defer stop()
 	for _, tg := range []target{realSASLTarget(t), serve} {

@@ -721,6 +721,9 @@ func (c *core) createdEvents(path string, notes []notification) []notification {
 // on the parent (before the node's own existence: a missing node under a parent the session may not delete
 // from is zk.ErrNoAuth), then the node, its version and its children.
 func (c *core) checkDelete(sid int64, path string, version int32) error {
+	if !strings.Contains(path, "/") || strings.Contains(path, "\x00") {
+		return zk.ErrBadArguments // ZooKeeper cannot take the parent of such a path (measured: "golden", "")
+	}
 	if specialPaths[path] {
 		return zk.ErrBadArguments // one of the server's own nodes
 	}
