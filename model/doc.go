@@ -79,6 +79,10 @@
 // tests that replay sessions recorded on one (testdata/wire) and by tests that send the same raw bytes to
 // both. The client's own behaviour (reconnecting, re-sending watches, pinging) is the real client's.
 //
+// With WithSASL the wire front end also answers SASL logins (DIGEST-MD5, as 3.8 does with a JAAS Server
+// section): the exchange is per connection, outside the core, and its outcome, the identity sasl:USER (super
+// for the super user), joins the core's auth as an auth packet's does.
+//
 // # An emulated ensemble
 //
 // WithEnsemble(n) (or ListenEnsemble(n) on a standalone server) serves the one state as n servers: Hosts
