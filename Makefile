@@ -19,12 +19,12 @@ zookeeper: ## install Debian's ZooKeeper 3.8 when it is missing (needs root)
 	fi
 	@test -f /usr/share/java/zookeeper.jar || { echo "zookeeper.jar still missing: install Debian's zookeeper package, or set ZK_SERVERS=host:port,… to use your own ensemble"; exit 1; }
 
-clientdeps: zookeeper ## install what the clients tests run when missing (needs root): javac, Curator 5.4, kazoo
-	@if [ ! -x /usr/bin/javac ] || [ ! -f /usr/share/java/curator-recipes.jar ] || ! /usr/bin/python3 -c 'import kazoo' 2>/dev/null; then \
-		echo "installing Debian's default-jdk-headless, libcurator-recipes-java and python3-kazoo…"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless libcurator-recipes-java python3-kazoo >/dev/null; \
+clientdeps: zookeeper ## install what the clients tests run when missing (needs root): javac, Curator 5.4, kazoo with pure-sasl
+	@if [ ! -x /usr/bin/javac ] || [ ! -f /usr/share/java/curator-recipes.jar ] || ! /usr/bin/python3 -c 'import kazoo, puresasl' 2>/dev/null; then \
+		echo "installing Debian's default-jdk-headless, libcurator-recipes-java, python3-kazoo and python3-pure-sasl…"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless libcurator-recipes-java python3-kazoo python3-pure-sasl >/dev/null; \
 	fi
-	@test -x /usr/bin/javac && test -f /usr/share/java/curator-recipes.jar && /usr/bin/python3 -c 'import kazoo' || { echo "javac, Curator or kazoo still missing: install Debian's default-jdk-headless, libcurator-recipes-java and python3-kazoo"; exit 1; }
+	@test -x /usr/bin/javac && test -f /usr/share/java/curator-recipes.jar && /usr/bin/python3 -c 'import kazoo, puresasl' || { echo "javac, Curator, kazoo or pure-sasl still missing: install Debian's default-jdk-headless, libcurator-recipes-java, python3-kazoo and python3-pure-sasl"; exit 1; }
 
 serve: ## serve the model to clients in any language: make serve ADDR=127.0.0.1:2181 (prints the control endpoint)
 	$(GO) run ./cmd/zkmodel serve -addr $(or $(ADDR),127.0.0.1:2181)$(if $(SEED), -seed $(SEED))

@@ -34,7 +34,7 @@ const (
 	java        = javaclients.Java
 	python      = "/usr/bin/python3" // Debian's, which has python3-kazoo; not a pyenv one on PATH
 	zkCli       = "/usr/share/zookeeper/bin/zkCli.sh"
-	installHint = "install Debian's zookeeper, libcurator-recipes-java and python3-kazoo (make clientdeps)"
+	installHint = "install Debian's zookeeper, libcurator-recipes-java, python3-kazoo and python3-pure-sasl (make clientdeps)"
 )
 
 // kazooScript is the kazoo program, in its contend and hold modes.
@@ -62,6 +62,15 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "clients: close the real ensemble:", err)
 			code = max(code, 1)
 		}
+	}
+	if realSASL.ensemble != nil {
+		if err := realSASL.ensemble.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "clients: close the real ensemble with SASL:", err)
+			code = max(code, 1)
+		}
+	}
+	if saslFiles.dir != "" {
+		os.RemoveAll(saslFiles.dir)
 	}
 	if classes.dir != "" {
 		os.RemoveAll(classes.dir)
@@ -166,7 +175,7 @@ func curatorClassPath(t *testing.T) string {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 		defer cancel()
-		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"), filepath.Join("java", "CacheWatch.java"))
+		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"), filepath.Join("java", "CacheWatch.java"), filepath.Join("java", "SaslLogin.java"))
 	})
 	if classes.err != nil {
 		t.Fatalf("Curator contender: %v", classes.err)

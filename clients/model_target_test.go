@@ -6,11 +6,11 @@ import (
 	"github.com/zkmodel/zkmodel/model"
 )
 
-// modelTarget starts a fresh model server for t, listening on loopback
-// TCP through its wire front end.
-func modelTarget(t *testing.T) target {
+// modelTarget starts a fresh model server for t (with opts), listening on
+// loopback TCP through its wire front end.
+func modelTarget(t *testing.T, opts ...model.Option) target {
 	t.Helper()
-	srv := model.NewServer()
+	srv := model.NewServer(opts...)
 	addr, err := srv.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("model: %v", err)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkmodel/zkmodel/internal/jaas"
 )
 
 // Config is what the stand-in reads from a ZooKeeper server's zoo.cfg, its myid file and the Java system
@@ -49,7 +51,21 @@ type Config struct {
 	Emulate353TTLNodes bool
 	// ContainerCheckInterval is -Dznode.container.checkIntervalMs (0: the model's default, one minute).
 	ContainerCheckInterval time.Duration
+
+	// JAASFile is -Djava.security.auth.login.config, absolute ("" for none): its SASLSection's
+	// DigestLoginModule users log in by SASL DIGEST-MD5. LoadConfig checks that it reads.
+	JAASFile string
+	// SASLSection is -Dzookeeper.sasl.serverconfig, the JAAS section of the server ("Server" when absent).
+	SASLSection string
+	// SASLSuperUser is -Dzookeeper.superUser: the SASL user whose login is super ("" for none).
+	SASLSuperUser string
+	// SASLACLs is an authProvider.N line in zoo.cfg (or a -Dzookeeper.authProvider.N property) naming
+	// org.apache.zookeeper.server.auth.SASLAuthenticationProvider: the sasl ACL scheme is on.
+	SASLACLs bool
 }
+
+// saslAuthProvider is the class an authProvider line names to turn the sasl ACL scheme on.
+const saslAuthProvider = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
 
 // Member is one server.N line: server.N=host:peerPort:electionPort[:participant|:observer][;[addr:]port].
 type Member struct {
@@ -216,8 +232,23 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	}
 	c.ClientAddr = net.JoinHostPort(host, strconv.Itoa(port))
 
+	for _, q := range props.list {
+		if strings.HasPrefix(q.key, "authProvider.") && q.value == saslAuthProvider {
+			c.SASLACLs = true
+		}
+	}
+	c.SASLSection = jaas.ServerSection
 	if err := c.applyJVMFlags(jvmFlags); err != nil {
 		return Config{}, err
+	}
+	if c.JAASFile != "" {
+		parsed, err := jaas.ReadFile(c.JAASFile)
+		if err == nil {
+			_, err = parsed.DigestUsers(c.SASLSection)
+		}
+		if err != nil {
+			return Config{}, fmt.Errorf("-Djava.security.auth.login.config=%s: %w", c.JAASFile, err)
+		}
 	}
 	return c, nil
 }
@@ -230,6 +261,9 @@ func (c *Config) applyJVMFlags(flags string) error {
 			continue
 		}
 		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "zookeeper.authProvider.") && v == saslAuthProvider {
+			c.SASLACLs = true
+		}
 		switch k {
 		case "zookeeper.DigestAuthenticationProvider.superDigest":
 			user, hash, ok := strings.Cut(v, ":")
@@ -237,6 +271,19 @@ func (c *Config) applyJVMFlags(flags string) error {
 				return fmt.Errorf("-D%s=%q: want user:base64(sha1(user:password))", k, v)
 			}
 			c.SuperDigest = v
+		case "java.security.auth.login.config":
+			abs, err := filepath.Abs(v)
+			if err != nil || v == "" {
+				return fmt.Errorf("-D%s=%q: want the path of a JAAS file", k, v)
+			}
+			c.JAASFile = abs
+		case "zookeeper.sasl.serverconfig":
+			if v == "" {
+				return fmt.Errorf("-D%s=%q: want the name of the JAAS file's server section", k, v)
+			}
+			c.SASLSection = v
+		case "zookeeper.superUser":
+			c.SASLSuperUser = v
 		case "zookeeper.extendedTypesEnabled":
 			c.ExtendedTypes = strings.EqualFold(v, "true")
 		case "zookeeper.emulate353TTLNodes":

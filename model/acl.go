@@ -25,9 +25,37 @@ const inProcessIP = "127.0.0.1"
 // connection: a new connection starts with its IP alone, and clients such as go-zookeeper send their
 // credentials again.
 type sessionAuth struct {
-	ip      string   // the connection's remote address, the "ip" scheme's identity
-	digests []string // "user:base64(sha1(user:password))", in the order added, without repeats
-	super   bool     // one of the digests is the server's super digest: every check passes
+	ip    string   // the connection's remote address, the "ip" scheme's identity
+	ids   []authID // digest ids ("user:base64(sha1(user:password))") and sasl ids (the user), in the order added, without repeats
+	super bool     // a digest is the server's super digest, or the SASL user its super user: every check passes
+}
+
+// authID is one identity a connection holds besides its IP: scheme "digest" or "sasl".
+type authID struct{ scheme, id string }
+
+// has reports whether the connection holds the identity.
+func (a *sessionAuth) has(scheme, id string) bool {
+	return slices.Contains(a.ids, authID{scheme, id})
+}
+
+// add adds the identity unless the connection holds it already.
+func (a *sessionAuth) add(scheme, id string) {
+	if !a.has(scheme, id) {
+		a.ids = append(a.ids, authID{scheme, id})
+	}
+}
+
+// addSASL records that session sid's connection has logged in as user by SASL: the identity sasl:user, and
+// super when user is the server's SASL super user (zookeeper.superUser).
+func (c *core) addSASL(sid int64, user string) {
+	s, ok := c.sessions[sid]
+	if !ok {
+		return
+	}
+	s.auth.add("sasl", user)
+	if c.saslSuper != "" && user == c.saslSuper {
+		s.auth.super = true
+	}
 }
 
 // resetAuth gives session sid a new connection from ip: the identities of the old one are gone.
@@ -51,9 +79,7 @@ func (c *core) addAuth(sid int64, scheme string, data []byte) error {
 		if c.super != "" && id == c.super {
 			s.auth.super = true
 		}
-		if !slices.Contains(s.auth.digests, id) {
-			s.auth.digests = append(s.auth.digests, id)
-		}
+		s.auth.add("digest", id)
 		return nil
 	case "ip":
 		return nil
@@ -101,7 +127,13 @@ func (c *core) allowed(sid int64, n *node, perm int32) bool {
 		}
 		switch a.Scheme {
 		case "digest":
-			if slices.Contains(s.auth.digests, a.ID) {
+			if s.auth.has("digest", a.ID) {
+				return true
+			}
+		case "sasl":
+			// SASLAuthenticationProvider.matches: the user named, or a user named super (only when the
+			// provider is configured: without it ZooKeeper knows no sasl scheme and no entry matches).
+			if c.saslACL && (s.auth.has("sasl", a.ID) || s.auth.has("sasl", "super")) {
 				return true
 			}
 		case "ip":
@@ -135,9 +167,11 @@ func (c *core) fixupACL(sid int64, acl []zk.ACL) ([]zk.ACL, error) {
 				return nil, zk.ErrInvalidACL
 			}
 			for _, id := range ids {
-				out = append(out, zk.ACL{Perms: a.Perms, Scheme: "digest", ID: id})
+				out = append(out, zk.ACL{Perms: a.Perms, Scheme: id.scheme, ID: id.id})
 			}
 		case a.Scheme == "digest" && len(javaSplit(a.ID, ':')) == 2:
+			out = append(out, a)
+		case a.Scheme == "sasl" && c.saslACL && validKerberosName(a.ID):
 			out = append(out, a)
 		case a.Scheme == "ip" && validIPACL(a.ID):
 			out = append(out, a)
@@ -148,17 +182,30 @@ func (c *core) fixupACL(sid int64, acl []zk.ACL) ([]zk.ACL, error) {
 	return out, nil
 }
 
-// authOrder returns the session's digest identities in the order ZooKeeper 3.8 expands "auth" to them: its
-// connection keeps its identities in a ConcurrentHashMap-backed set (the ip one and, for super, super:""
-// among them), so they come in the order of the map's buckets, then of insertion within a bucket. The table
-// has 16 buckets and doubles when it reaches three quarters full; the reordering a doubling can make inside
-// a bucket is not modelled (it needs more than 12 identities on one connection).
-func (c *core) authOrder(sid int64) []string {
+// authOrder returns the identities ZooKeeper 3.8 expands "auth" to, in its order: those of a scheme whose
+// provider authenticates (digest; sasl when its provider is configured), in the order of authInfoOrder.
+func (c *core) authOrder(sid int64) []authID {
 	s, ok := c.sessions[sid]
-	if !ok || len(s.auth.digests) == 0 {
+	if !ok {
 		return nil
 	}
-	entries := 1 + len(s.auth.digests) // the ip identity
+	var out []authID
+	for _, id := range c.authInfoOrder(s) {
+		if id.scheme == "digest" || (id.scheme == "sasl" && c.saslACL) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// authInfoOrder returns every identity of the session's connection, ip first among equals, in the order
+// ZooKeeper 3.8 iterates them (for "auth" and whoAmI): its connection keeps them in a
+// ConcurrentHashMap-backed set (super:"" among them, for super), so they come in the order of the map's
+// buckets, then of insertion within a bucket. The table has 16 buckets and doubles when it reaches three
+// quarters full; the reordering a doubling can make inside a bucket is not modelled (it needs more than 12
+// identities on one connection).
+func (c *core) authInfoOrder(s *session) []authID {
+	entries := 1 + len(s.auth.ids) // the ip identity
 	if s.auth.super {
 		entries++
 	}
@@ -166,9 +213,9 @@ func (c *core) authOrder(sid int64) []string {
 	for entries >= buckets-buckets/4 {
 		buckets *= 2
 	}
-	ids := slices.Clone(s.auth.digests)
-	slices.SortStableFunc(ids, func(a, b string) int {
-		return chmBucket("digest", a, buckets) - chmBucket("digest", b, buckets)
+	ids := append([]authID{{"ip", s.auth.ip}}, s.auth.ids...)
+	slices.SortStableFunc(ids, func(a, b authID) int {
+		return chmBucket(a.scheme, a.id, buckets) - chmBucket(b.scheme, b.id, buckets)
 	})
 	return ids
 }
@@ -279,6 +326,17 @@ func ipMatches(ip, expr string) bool {
 		}
 	}
 	return true
+}
+
+// validKerberosName reports whether SASLAuthenticationProvider accepts id in an ACL: Hadoop's KerberosName
+// parses it (name, name/host, name@REALM or name/host@REALM, no part empty), or it has no '@' at all.
+func validKerberosName(id string) bool {
+	if !strings.Contains(id, "@") {
+		return true
+	}
+	rest, realm, _ := strings.Cut(id, "@")
+	name, host, hasHost := strings.Cut(rest, "/")
+	return name != "" && realm != "" && !strings.ContainsAny(realm, "/@") && (!hasHost || (host != "" && !strings.Contains(host, "/")))
 }
 
 // redactACL is what getACL shows a session without ADMIN on the node: digest ids with the hash replaced by x.

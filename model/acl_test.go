@@ -23,11 +23,44 @@ func TestAuthOrder(t *testing.T) {
 		}
 		var users []string
 		for _, id := range c.authOrder(sid) {
-			user, _, _ := strings.Cut(id, ":")
+			user, _, _ := strings.Cut(id.id, ":")
 			users = append(users, user)
 		}
 		if got := strings.Join(users, " "); got != tc.want {
 			t.Errorf("auth after %s expands to %s, want %s", tc.add, got, tc.want)
+		}
+	}
+}
+
+// TestAuthInfoOrderSASL checks the order of a connection's identities (whoAmI's, the auth scheme's) with a
+// sasl one against what ZooKeeper 3.8's whoAmI listed for a connection from 127.0.0.1 (measured: jaasuser
+// after the ip identity, nosuch before it), and that "auth" expands to the sasl identity when the sasl
+// scheme is on and not when it is off.
+func TestAuthInfoOrderSASL(t *testing.T) {
+	for _, tc := range []struct{ user, want string }{
+		{"jaasuser", "ip:127.0.0.1 sasl:jaasuser"},
+		{"nosuch", "sasl:nosuch ip:127.0.0.1"},
+	} {
+		for _, on := range []bool{false, true} {
+			c := newCore(1, 0)
+			c.saslACL = on
+			sid := c.createSession(0)
+			c.resetAuth(sid, "127.0.0.1")
+			c.addSASL(sid, tc.user)
+			var got []string
+			for _, id := range c.authInfoOrder(c.sessions[sid]) {
+				got = append(got, id.scheme+":"+id.id)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("identities after a sasl login as %s: %v, want %s", tc.user, got, tc.want)
+			}
+			acl, err := c.fixupACL(sid, []zk.ACL{{Perms: zk.PermRead, Scheme: "auth"}})
+			switch {
+			case on && (err != nil || len(acl) != 1 || acl[0] != zk.ACL{Perms: zk.PermRead, Scheme: "sasl", ID: tc.user}):
+				t.Errorf("sasl scheme on: auth ACL of sasl:%s is %v, %v; want [{1 sasl %s}]", tc.user, acl, err, tc.user)
+			case !on && err != zk.ErrInvalidACL:
+				t.Errorf("sasl scheme off: auth ACL of sasl:%s is %v, %v; want zk.ErrInvalidACL", tc.user, acl, err)
+			}
 		}
 	}
 }
@@ -47,6 +80,13 @@ func TestFixupACLValidation(t *testing.T) {
 		_, err := c.fixupACL(sid, []zk.ACL{{Perms: zk.PermAll, Scheme: scheme, ID: rest}})
 		if got := err == nil; got != want {
 			t.Errorf("fixupACL(%s) error %v, want accepted=%t", id, err, want)
+		}
+	}
+	c.saslACL = true // SASLAuthenticationProvider configured (measured with kazoo)
+	for id, want := range map[string]bool{"jaasuser": true, "a@b@c": false} {
+		_, err := c.fixupACL(sid, []zk.ACL{{Perms: zk.PermAll, Scheme: "sasl", ID: id}})
+		if got := err == nil; got != want {
+			t.Errorf("sasl scheme on: fixupACL(sasl:%s) error %v, want accepted=%t", id, err, want)
 		}
 	}
 }

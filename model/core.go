@@ -222,21 +222,23 @@ type session struct {
 
 // core is one ZooKeeper server's state. Its zero value is not usable; see newCore.
 type core struct {
-	seed     uint64
-	super    string // the super digest (user:base64 hash) that addAuth makes super; "" for none
-	now      int64  // virtual milliseconds since the Unix epoch
-	zxid     int64
-	nodes    map[string]*node
-	sessions map[int64]*session
-	sidBase  int64
-	sidNext  int64
-	watches  [2]map[string]map[int64]struct{} // [dataWatch], [childWatch]: path → sessions
-	persist  [2]map[string]map[int64]uint8    // addWatch's watches, kept when they fire: path → session → persistentWatch or recursiveWatch
-	inMulti  bool                             // a multi is running: changes are recorded in undo
-	undo     []undoEntry                      // how to restore what the running multi changed
-	taken    []takenWatch                     // the watches the running multi fired, set again on rollback
-	reaper   reaper                           // TTL nodes and the container manager (ttl.go)
-	writes   nsCounts                         // bytes written per top-level namespace (nsmetrics.go)
+	seed      uint64
+	super     string // the super digest (user:base64 hash) that addAuth makes super; "" for none
+	saslSuper string // the SASL user that logging in makes super (zookeeper.superUser); "" for none
+	saslACL   bool   // the sasl ACL scheme is on (SASLAuthenticationProvider configured)
+	now       int64  // virtual milliseconds since the Unix epoch
+	zxid      int64
+	nodes     map[string]*node
+	sessions  map[int64]*session
+	sidBase   int64
+	sidNext   int64
+	watches   [2]map[string]map[int64]struct{} // [dataWatch], [childWatch]: path → sessions
+	persist   [2]map[string]map[int64]uint8    // addWatch's watches, kept when they fire: path → session → persistentWatch or recursiveWatch
+	inMulti   bool                             // a multi is running: changes are recorded in undo
+	undo      []undoEntry                      // how to restore what the running multi changed
+	taken     []takenWatch                     // the watches the running multi fired, set again on rollback
+	reaper    reaper                           // TTL nodes and the container manager (ttl.go)
+	writes    nsCounts                         // bytes written per top-level namespace (nsmetrics.go)
 	// pendingWrites are the running multi's writes, counted in writes if it commits.
 	pendingWrites []pendingWrite
 }
@@ -719,6 +721,9 @@ func (c *core) createdEvents(path string, notes []notification) []notification {
 // on the parent (before the node's own existence: a missing node under a parent the session may not delete
 // from is zk.ErrNoAuth), then the node, its version and its children.
 func (c *core) checkDelete(sid int64, path string, version int32) error {
+	if !strings.Contains(path, "/") || strings.Contains(path, "\x00") {
+		return zk.ErrBadArguments // ZooKeeper cannot take the parent of such a path (measured: "golden", "")
+	}
 	if specialPaths[path] {
 		return zk.ErrBadArguments // one of the server's own nodes
 	}

@@ -79,6 +79,10 @@
 // tests that replay sessions recorded on one (testdata/wire) and by tests that send the same raw bytes to
 // both. The client's own behaviour (reconnecting, re-sending watches, pinging) is the real client's.
 //
+// With WithSASL the wire front end also answers SASL logins (DIGEST-MD5, as 3.8 does with a JAAS Server
+// section): the exchange is per connection, outside the core, and its outcome, the identity sasl:USER (super
+// for the super user), joins the core's auth as an auth packet's does.
+//
 // # An emulated ensemble
 //
 // WithEnsemble(n) (or ListenEnsemble(n) on a standalone server) serves the one state as n servers: Hosts
@@ -106,7 +110,7 @@
 //
 // # Not modelled
 //
-// SASL and x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
+// SASL mechanisms other than DIGEST-MD5 (Kerberos/GSSAPI; see WithSASL), x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
 // maxPerMinute (a pass deletes all its candidates at one instant, in path order), quotas, reconfiguration,
 // read-only mode, and the replication between servers of an ensemble (the emulated ensemble's servers share one state
 // that never lags; Sync returns at once).

@@ -18,14 +18,15 @@ import (
 // sessions at once. With WithManualTransport nothing moves by itself: requests, replies, watch events and
 // reconnections wait in per-client queues until a scheduler takes them one at a time with Do.
 type Server struct {
-	mu      sync.Mutex
-	cfg     config
-	core    *core
-	clients []*Conn
-	seq     int  // records emitted
-	inStep  bool // a step is being taken (Do, Advance, Expire): its records are marked Step
-	wire    wireState
-	ens     ensembleState
+	mu        sync.Mutex
+	cfg       config
+	core      *core
+	clients   []*Conn
+	seq       int  // records emitted
+	inStep    bool // a step is being taken (Do, Advance, Expire): its records are marked Step
+	wire      wireState
+	saslState saslState
+	ens       ensembleState
 }
 
 type config struct {
@@ -37,7 +38,8 @@ type config struct {
 	extended bool          // WithExtendedTypes
 	check    time.Duration // WithContainerCheckInterval
 
-	superDigest string // WithSuperDigest
+	superDigest string     // WithSuperDigest
+	sasl        SASLConfig // WithSASL
 	members     int
 
 	fourLetterWords []string // WithFourLetterWords; nil: DefaultFourLetterWords
@@ -97,6 +99,7 @@ func NewServer(opts ...Option) *Server {
 	core := newCore(uint64(cfg.seed), cfg.start.UnixMilli())
 	core.configureReaper(cfg.extended, cfg.check.Milliseconds())
 	core.super = cfg.superDigest
+	core.saslSuper, core.saslACL = cfg.sasl.SuperUser, cfg.sasl.ACLs
 	return &Server{cfg: cfg, core: core, ens: newEnsemble(cfg.members)}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/digestmd5"
 	"github.com/zkmodel/zkmodel/model/jute"
 )
 
@@ -49,15 +50,16 @@ type wireState struct {
 type wireLink struct {
 	srv      *Server
 	nc       net.Conn
-	slot     *Conn         // the client it belongs to, once known (a Dialer knows it up front)
-	member   int           // the ensemble's server it is a connection to
-	readOnly bool          // the connect request carried the readOnly byte: the response carries one too
-	mu       sync.Mutex    // guards the fields below
-	queue    [][]byte      // frames waiting to be written
-	queued   int           // their bytes, each frame's counted up to wireFrameWeight
-	closing  bool          // close the connection once the queue is written
-	dead     bool          // closed: nothing more is written
-	kick     chan struct{} // wakes the writer; capacity 1
+	slot     *Conn             // the client it belongs to, once known (a Dialer knows it up front)
+	member   int               // the ensemble's server it is a connection to
+	readOnly bool              // the connect request carried the readOnly byte: the response carries one too
+	sasl     *digestmd5.Server // the connection's SASL exchange, once its first sasl request came; guarded by Server.mu
+	mu       sync.Mutex        // guards the fields below
+	queue    [][]byte          // frames waiting to be written
+	queued   int               // their bytes, each frame's counted up to wireFrameWeight
+	closing  bool              // close the connection once the queue is written
+	dead     bool              // closed: nothing more is written
+	kick     chan struct{}     // wakes the writer; capacity 1
 }
 
 // wireConnect is a connect request waiting for a Reconnect step (manual transport).
@@ -109,12 +111,13 @@ func (s *Server) acceptConnect(c *Conn) {
 // wireCall is a request that came over the wire: its xid and opcode, and (once applied) the frame the server
 // answers with, if any.
 type wireCall struct {
-	xid   int32
-	op    int32
-	req   jute.Request
-	fail  int32 // answer with this code without applying: -5 (marshalling), -6 (unimplemented, then close)
-	text  string
-	frame []byte
+	xid         int32
+	op          int32
+	req         jute.Request
+	fail        int32 // answer with this code without applying: -5 (marshalling), -6 (unimplemented, then close)
+	undecodable bool  // a sasl request whose token cannot be read: the server closes the connection unanswered
+	text        string
+	frame       []byte
 }
 
 // Dialer returns a zk.Dialer (for zk.WithDialer) that connects go-zookeeper to this server in-process, over
@@ -554,6 +557,8 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 	w := &wireCall{xid: jr.Header.Xid, op: jr.Header.Type, req: jr}
 	cl := &call{wire: w}
 	switch {
+	case err != nil && jr.Header.Type == jute.OpSASL:
+		w.text, w.undecodable = fmt.Sprintf("sasl (undecodable: %v)", err), true
 	case errors.Is(err, jute.ErrUnknownOpcode) && !isMultiType(jr.Header.Type):
 		w.fail, w.text = -6, fmt.Sprintf("opcode %d (unknown)", jr.Header.Type)
 	case err != nil:
@@ -599,7 +604,7 @@ func isWriteType(t int32) bool {
 }
 
 // coreRequest translates a wire request into the core's, or returns nil for the requests the front end answers
-// itself (auth, whoAmI, setWatches, multiRead).
+// itself (auth, sasl, whoAmI, setWatches, multiRead).
 func coreRequest(r *jute.Request) *request {
 	switch r.Header.Type {
 	case jute.OpCreate, jute.OpCreate2:
@@ -674,6 +679,11 @@ func wireText(r *jute.Request, cr *request) string {
 		return fmt.Sprintf("addAuth %s", r.Scheme)
 	case jute.OpWhoAmI:
 		return "whoAmI"
+	case jute.OpSASL:
+		if r.Token == nil {
+			return "sasl null token"
+		}
+		return fmt.Sprintf("sasl %d-byte token", len(r.Token))
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		return fmt.Sprintf("setWatches zxid=%d data=%v exist=%v child=%v persistent=%v recursive=%v", r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, r.PersistentWatches, r.RecursiveWatches)
 	case jute.OpMultiRead:
@@ -863,12 +873,23 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 			return "ok digest:" + digestID(r.Auth), false
 		}
 		return "ok " + r.Scheme, false
+	case jute.OpSASL:
+		return s.applySASL(c, w)
 	case jute.OpWhoAmI:
+		// The connection's identities in the server's order (its hash set's); a digest one shows its user.
 		clients := []jute.ClientInfo{{AuthScheme: "ip", User: remoteIP(l.nc)}}
 		if sess, ok := s.core.sessions[c.session]; ok {
-			for _, id := range sess.auth.digests {
-				user, _, _ := strings.Cut(id, ":")
-				clients = append(clients, jute.ClientInfo{AuthScheme: "digest", User: user})
+			clients = clients[:0]
+			for _, id := range s.core.authInfoOrder(sess) {
+				switch id.scheme {
+				case "ip":
+					clients = append(clients, jute.ClientInfo{AuthScheme: "ip", User: remoteIP(l.nc)})
+				case "digest":
+					user, _, _ := strings.Cut(id.id, ":")
+					clients = append(clients, jute.ClientInfo{AuthScheme: "digest", User: user})
+				default:
+					clients = append(clients, jute.ClientInfo{AuthScheme: id.scheme, User: id.id})
+				}
 			}
 		}
 		w.frame = replyFrame(w.xid, s.core.zxid, 0, func(e *jute.Encoder) {

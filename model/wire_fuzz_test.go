@@ -19,7 +19,7 @@ var fuzzServer struct {
 
 // FuzzWireStream sends a session's connect request and then arbitrary bytes to the model's wire front end:
 // whatever they are, the server must not panic or hang, and a well-behaved client on the same server must
-// still be served. Seeded with the recorded sessions' client frames.
+// still be served. Seeded with the recorded sessions' client frames and a SASL exchange (the server has SASL users).
 //
 //	go test -run '^$' -fuzz FuzzWireStream -fuzztime 30s ./model
 func FuzzWireStream(f *testing.F) {
@@ -33,9 +33,18 @@ func FuzzWireStream(f *testing.F) {
 		}
 		f.Add(stream)
 	}
+	var sasl []byte // a SASL exchange: the first token, a malformed response, then a null token
+	for i, token := range [][]byte{{}, []byte(`username="u",realm="zk-sasl-md5",nonce="x"`), nil} {
+		e := jute.NewEncoder(nil)
+		if err := jute.EncodeRequest(e, &jute.Request{Header: jute.RequestHeader{Xid: int32(i + 1), Type: jute.OpSASL}, Token: token}); err != nil {
+			f.Fatal(err)
+		}
+		sasl = jute.AppendFrame(sasl, e.Bytes())
+	}
+	f.Add(sasl)
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		fuzzServer.once.Do(func() {
-			fuzzServer.srv = model.NewServer()
+			fuzzServer.srv = model.NewServer(model.WithSASL(model.SASLConfig{Users: map[string]string{"u": "p"}, SuperUser: "u", ACLs: true}))
 			fuzzServer.healthy, _, fuzzServer.err = model.ConnectZK(fuzzServer.srv, 30*time.Second)
 		})
 		if fuzzServer.err != nil {

@@ -38,11 +38,14 @@ type options struct {
 	extendedTypes     bool          // -extended-types: TTL nodes allowed
 	containerInterval time.Duration // -container-check-interval: the container manager's period
 	fourLetterWords   []string      // -4lw-whitelist: the four-letter words the servers answer
+	sasl              saslFlags     // -jaas, -jaas-section, -sasl-superuser, -sasl-acls
+	saslOption        model.Option  // what the SASL flags make of the JAAS file
 }
 
 const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
                      [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
                      [-4lw-whitelist srvr[,word…]|*]
+                     [-jaas file [-jaas-section Server]] [-sasl-superuser user] [-sasl-acls]
 
 Serves the deterministic in-memory ZooKeeper 3.8 on -addr to clients in any
 language, and a control endpoint on -control (HTTP). Several comma-separated
@@ -62,6 +65,10 @@ addresses make an emulated ensemble: one state, one server per address
 Each server also answers ZooKeeper's four-letter words (echo srvr | nc host
 port) as ZooKeeper 3.8 does, those in -4lw-whitelist; the others answer
 "<word> is not executed because it is not in the whitelist.".
+
+With -jaas, the users of the JAAS file's Server section log in by SASL
+DIGEST-MD5 (kazoo's sasl_options, a Java client's JAAS Client section), as on
+a ZooKeeper 3.8 started with -Djava.security.auth.login.config=file.
 
 Prints {"addr":…,"control":…,"seed":…,"tick":…} on stdout once listening
 ("addr" is the connect string: the addresses, comma-separated); stops on
@@ -84,6 +91,7 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.superDigest, "super-digest", "", "the super user as `user:base64(sha1(user:password))`, as zookeeper.DigestAuthenticationProvider.superDigest (empty: none)")
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", time.Minute, "how often the container manager deletes empty containers and expired TTL nodes (virtual time), as znode.container.checkIntervalMs")
+	o.sasl.register(fs)
 	whitelist := fs.String("4lw-whitelist", "srvr", "the four-letter words the servers answer, comma-separated, or * for all, as 4lw.commands.whitelist (3.8's default: srvr)")
 	usage := func() error {
 		fmt.Fprint(stdout, usageText)
@@ -125,6 +133,9 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	o.fourLetterWords = words
 	if err := checkDigest(o.superDigest); err != nil {
 		return o, fmt.Errorf("%w: -super-digest %q: %v", errUsage, o.superDigest, err)
+	}
+	if o.saslOption, err = o.sasl.option(); err != nil {
+		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return o, nil
 }
@@ -245,7 +256,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
-		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...)}
+		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...), o.saslOption}
 	if o.superDigest != "" {
 		opts = append(opts, model.WithSuperDigest(o.superDigest))
 	}

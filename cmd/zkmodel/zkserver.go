@@ -266,6 +266,15 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	if cfg.ExtendedTypes {
 		args = append(args, "-extended-types")
 	}
+	if cfg.JAASFile != "" {
+		args = append(args, "-jaas", cfg.JAASFile, "-jaas-section", cfg.SASLSection)
+	}
+	if cfg.SASLSuperUser != "" {
+		args = append(args, "-sasl-superuser", cfg.SASLSuperUser)
+	}
+	if cfg.SASLACLs {
+		args = append(args, "-sasl-acls")
+	}
 	if cfg.ContainerCheckInterval > 0 {
 		args = append(args, "-container-check-interval", cfg.ContainerCheckInterval.String())
 	}

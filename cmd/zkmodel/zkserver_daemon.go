@@ -32,6 +32,7 @@ type daemonOptions struct {
 	superDigest       string
 	extendedTypes     bool
 	containerInterval time.Duration
+	sasl              saslFlags
 	linger            time.Duration
 }
 
@@ -49,6 +50,7 @@ func parseDaemonArgs(args []string) (daemonOptions, error) {
 	fs.StringVar(&o.superDigest, "super-digest", "", "super user digest")
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "TTL nodes allowed")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", model.DefaultContainerCheckInterval*time.Millisecond, "container manager period")
+	o.sasl.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: zkserver-daemon: %v (it is started by `zkmodel zkserver`, not by hand)", errUsage, err)
 	}
@@ -93,7 +95,11 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	if o.extendedTypes {
 		opts = append(opts, model.WithExtendedTypes())
 	}
-	srv := model.NewServer(opts...)
+	sasl, err := o.sasl.option()
+	if err != nil {
+		return err
+	}
+	srv := model.NewServer(append(opts, sasl)...)
 	backends, err := srv.ListenEnsemble(o.members)
 	if err != nil {
 		return fmt.Errorf("start the model's wire server: %w", err)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/digestmd5"
 	"github.com/zkmodel/zkmodel/internal/evqueue"
 	"github.com/zkmodel/zkmodel/model/jute"
 )
@@ -612,6 +613,46 @@ func (c *Conn) AddAuth(ctx context.Context, scheme string, auth []byte) error {
 		}
 	})
 	return err
+}
+
+// SASL sends one SASL token (a sasl request; nil is a null buffer) and returns the server's token and the
+// reply's zxid. A failed login is zk.ErrAuthFailed, after which the server closes the connection (the Conn
+// reconnects with its session, without the SASL identity).
+func (c *Conn) SASL(ctx context.Context, token []byte) ([]byte, int64, error) {
+	h, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpSASL}, Token: slices.Clone(token)}, nil)
+	return r.Token, h.Zxid, err
+}
+
+// LoginDigestMD5 logs the connection in by SASL DIGEST-MD5 as user with password, as ZooKeeper's clients do:
+// an empty first token, the response to the server's challenge, and a check of its rspauth. A wrong password
+// is zk.ErrAuthFailed. The login lasts as long as the connection (the Conn does not repeat it).
+func (c *Conn) LoginDigestMD5(ctx context.Context, user, password string) error {
+	challenge, _, err := c.SASL(ctx, []byte{})
+	if err != nil {
+		return fmt.Errorf("rawzk: SASL login as %s: %w", user, err)
+	}
+	response, err := digestmd5.Response(challenge, user, password, "rawzk-cnonce")
+	if err != nil {
+		return fmt.Errorf("rawzk: SASL login as %s: %w", user, err)
+	}
+	rspauth, _, err := c.SASL(ctx, response)
+	if err != nil {
+		return fmt.Errorf("rawzk: SASL login as %s: %w", user, err)
+	}
+	if !strings.HasPrefix(string(rspauth), "rspauth=") {
+		return fmt.Errorf("rawzk: SASL login as %s: the server answered %q, want rspauth=…", user, rspauth)
+	}
+	return nil
+}
+
+// WhoAmI returns the identities the server holds for the connection, as "scheme:user" in the server's order.
+func (c *Conn) WhoAmI(ctx context.Context) ([]string, error) {
+	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpWhoAmI}}, nil)
+	var ids []string
+	for _, ci := range r.Clients {
+		ids = append(ids, ci.AuthScheme+":"+ci.User)
+	}
+	return ids, err
 }
 
 // GetACL returns a node's ACL and stat, as go-zookeeper's GetACL.

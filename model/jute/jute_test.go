@@ -53,6 +53,9 @@ func TestRequestRoundTrip(t *testing.T) {
 		{Header: h(21, OpAddWatch), Path: "/a", Mode: 1},
 		{Header: h(22, OpWhoAmI)},
 		{Header: h(23, OpCloseSession)},
+		{Header: h(24, OpSASL), Token: []byte("realm=x")},
+		{Header: h(25, OpSASL), Token: []byte{}},
+		{Header: h(26, OpSASL)}, // a null token
 	}
 	for _, r := range reqs {
 		e := NewEncoder(nil)
@@ -83,6 +86,8 @@ func TestResponseRoundTrip(t *testing.T) {
 		{OpGetACL, Response{ACL: openACL, Stat: st}},
 		{OpGetChildren2, Response{Children: []string{"a", "b"}, Stat: st}},
 		{OpGetAllChildrenNumber, Response{Number: 42}},
+		{OpSASL, Response{Token: []byte("rspauth=0")}},
+		{OpSASL, Response{}}, // a null token, as a server without SASL sends
 		{OpWhoAmI, Response{Clients: []ClientInfo{{"ip", "127.0.0.1"}, {"digest", "u"}}}},
 		{OpMulti, Response{Results: []OpResult{{Type: OpCreate, Path: "/m"}, {Type: OpCreate2, Path: "/n", Stat: st}, {Type: OpSetData, Stat: st}, {Type: OpCheck}, {Type: OpDelete}, {Type: OpError, Err: -101}}}},
 		{OpMultiRead, Response{Results: []OpResult{{Type: OpGetData, Data: []byte("d"), Stat: st}, {Type: OpGetChildren, Children: []string{"x"}}}}},

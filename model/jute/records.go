@@ -248,6 +248,8 @@ type Request struct {
 	Scheme   string
 	Auth     []byte
 
+	Token []byte // sasl (GetSASLRequest): the client's SASL token; nil for a null buffer
+
 	Ops []Request // multi, multiRead: each op with Header.Type set to its type (Xid unused)
 }
 
@@ -300,6 +302,8 @@ func encodeBody(e *Encoder, r *Request) error {
 		e.Int(r.AuthType)
 		e.String(r.Scheme)
 		e.Buffer(r.Auth)
+	case OpSASL:
+		e.Buffer(r.Token)
 	case OpMulti, OpMultiRead:
 		for i := range r.Ops {
 			op := &r.Ops[i]
@@ -393,6 +397,8 @@ func decodeBody(d *Decoder, r *Request, depth int) error {
 		r.AuthType = d.Int()
 		r.Scheme = d.String()
 		r.Auth = d.Buffer()
+	case OpSASL:
+		r.Token = d.Buffer()
 	case OpMulti, OpMultiRead:
 		if depth > 0 {
 			return fmt.Errorf("jute: a multi inside a multi")
@@ -448,6 +454,7 @@ type Response struct {
 	Number   int32
 	Clients  []ClientInfo
 	Results  []OpResult
+	Token    []byte // sasl (SetSASLResponse): the server's SASL token; nil for a null buffer
 }
 
 // EncodeResponse appends the body of a successful reply to a request of type op (nothing for the types whose
@@ -474,6 +481,8 @@ func EncodeResponse(e *Encoder, op int32, r *Response) {
 		EncodeStat(e, &r.Stat)
 	case OpGetAllChildrenNumber, OpAddWatch:
 		e.Int(r.Number) // addWatch: an ErrorResponse with code 0
+	case OpSASL:
+		e.Buffer(r.Token)
 	case OpWhoAmI:
 		e.Int(int32(len(r.Clients)))
 		for _, c := range r.Clients {
@@ -537,6 +546,8 @@ func DecodeResponse(d *Decoder, op int32) (Response, error) {
 		r.Stat = DecodeStat(d)
 	case OpGetAllChildrenNumber, OpAddWatch:
 		r.Number = d.Int()
+	case OpSASL:
+		r.Token = d.Buffer()
 	case OpWhoAmI:
 		if n, ok := d.length(8); ok {
 			for i := 0; i < n && d.Err() == nil; i++ {
