@@ -334,16 +334,23 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 	}
 	if last != nil {
 		rep.Property, rep.Verdict, rep.Decisions = last.property, last.verdict, last.explored
-		rep.failingText = last.render(cfg)
-		path, err := writeTrace(cfg, last)
-		if err != nil {
-			t.Errorf("check: writing the trace: %v", err)
-		} else {
-			rep.Trace = path
-			t.Logf("check: %s violated: %s\ntrace: %s\nreplay it: go test -run '%s' -check.replay=%s", last.property, last.verdict, path, runPattern(t.Name()), path)
-		}
+		reportTrace(t, cfg, last, &rep, "")
 	}
 	return rep
+}
+
+// reportTrace writes the failing run's trace, records it in rep, and tells the user how to replay it; how
+// says how the run was found, if not by sampling.
+func reportTrace(t *testing.T, cfg Config, o *outcome, rep *Report, how string) {
+	t.Helper()
+	rep.failingText = o.render(cfg)
+	path, err := writeTrace(cfg, o)
+	if err != nil {
+		t.Errorf("check: writing the trace: %v", err)
+		return
+	}
+	rep.Trace = path
+	t.Logf("check: %s violated%s: %s\ntrace: %s\nreplay it: go test -run '%s' -check.replay=%s", o.property, how, o.verdict, path, runPattern(t.Name()), path)
 }
 
 // progress prints a line a second while exploring, if cfg.Progress is set.

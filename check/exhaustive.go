@@ -106,11 +106,16 @@ func independent(a string, ea effect, b string, eb effect) bool {
 	return true
 }
 
-// effectOf is what the decision that began step did: its step's events, the reactions included.
+// effectOf is what the decision that began step did: its step's events, the reactions included. events are
+// in step order (a run's as recorded, or its history), so it reads them from the end back to that step.
 func effectOf(events []*event, step int, label string) effect {
 	own := decisionClient(label)
 	var eff effect
-	for _, e := range events {
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.step < step {
+			break
+		}
 		if e.step != step || e.kind == "decision" {
 			continue
 		}
@@ -224,14 +229,14 @@ func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
 	return f.chosen(), nil
 }
 
-// recordEffects records, from a finished run's history, what each decision on the path did: the last one's
-// step ended after the last pick, so only the history has it, and its siblings' sleep sets need it.
+// recordEffects records, from a finished run's history, what the run's last decision did: each pick records
+// its predecessor's, but the last one's step ended after the last pick, and its siblings' sleep sets need it.
 func (s *search) recordEffects(out *outcome) {
-	for i, f := range s.stack {
-		if f.next < 0 || i >= len(out.decisions) || out.decisions[i] != f.chosen() {
-			break
+	for i := min(len(s.stack), len(out.decisions)) - 1; i >= 0; i-- {
+		if f := s.stack[i]; f.next >= 0 && out.decisions[i] == f.chosen() {
+			f.effects[f.chosen()] = effectOf(out.history, i+1, f.chosen())
+			return
 		}
-		f.effects[f.chosen()] = effectOf(out.history, i+1, f.chosen())
 	}
 }
 
@@ -338,15 +343,7 @@ func runExhaustive(t *testing.T, kind clients, cfg Config) Report {
 	if fail == nil {
 		return rep
 	}
-	rep.failingText = fail.render(cfg)
-	path, err := writeTrace(cfg, fail)
-	if err != nil {
-		t.Errorf("check: writing the trace: %v", err)
-	} else {
-		rep.Trace = path
-		t.Logf("check: %s violated (exhaustive search, shortest schedule: %d decisions): %s\ntrace: %s\nreplay it: go test -run '%s' -check.replay=%s",
-			fail.property, fail.explored, fail.verdict, path, runPattern(t.Name()), path)
-	}
+	reportTrace(t, cfg, fail, &rep, fmt.Sprintf(" (exhaustive search, shortest schedule: %d decisions)", fail.explored))
 	t.Errorf("check: %s: %s violated: %s", cfg.Name, fail.property, fail.verdict)
 	return rep
 }
