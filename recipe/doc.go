@@ -1,5 +1,6 @@
-// Package recipe is a ZooKeeper mutual-exclusion lock that runs unchanged on
-// go-zookeeper's *zk.Conn and on the in-memory model's *model.Conn (both satisfy Conn).
+// Package recipe is a ZooKeeper mutual-exclusion lock, a read-write lock, a counting
+// semaphore and leader election that run unchanged on go-zookeeper's *zk.Conn and on the
+// in-memory model's *model.Conn (both satisfy Conn and WatchConn).
 //
 //	l := recipe.NewLock(conn, "/locks/orders")
 //	if err := l.Lock(ctx); err != nil { … }
@@ -104,6 +105,24 @@
 // directory, each a *Lock with everything above. A reader's node waits only behind the
 // nearest earlier write node, a writer's behind its immediate predecessor of either kind;
 // the node names are Curator's InterProcessReadWriteLock's ("-__READ__", "-__WRIT__").
+//
+// # Semaphore
+//
+// NewSemaphore(conn, path, n) admits at most n holders at once, with Curator's
+// InterProcessSemaphoreV2 algorithm and node names: a mutex (path+"/locks", the Lock above)
+// admits one acquirer at a time, which creates its lease under path+"/leases", lists the
+// leases with a watch until there are at most n, and then leaves the mutex. Only the mutex
+// holder watches the leases and the others wait in the mutex's queue, so a release wakes
+// one waiter. The token is the leases directory's pzxid in the granting listing; the mutex
+// serialises grants, so tokens increase from grant to grant (a counting semaphore gives no
+// single holder a fence against the others: the token orders grants).
+//
+// # Election
+//
+// NewElection(conn, path) is the Lock above with Curator's LeaderLatch node names
+// ("-latch-") and the candidate's value as the node's data: Campaign blocks until the
+// candidate leads, Resign ends it, Lost() tells the leader it can no longer be sure it
+// leads, Token() is its fence, and Leader reads the leader's value.
 //
 // Package recipetest holds the behavioural tests, run here on the model and exported so
 // that realzk runs them on a real 3-server ensemble.

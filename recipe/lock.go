@@ -68,10 +68,14 @@ type Lock struct {
 	cleanupTimeout time.Duration
 	sessionEvents  <-chan zk.Event
 	rand           io.Reader
+	// acquireFn creates the own node and waits until it holds: acquire (the queue behind earlier
+	// nodes), unless a recipe built on a Lock decides otherwise when a node holds (the semaphore).
+	acquireFn func(context.Context) (*hold, error)
 
 	mu   sync.Mutex
-	busy bool  // Lock in progress or lock held
-	hold *hold // the current hold, nil when not held
+	data []byte // the own node's data (an election candidate's value), set before acquiring
+	busy bool   // Lock in progress or lock held
+	hold *hold  // the current hold, nil when not held
 }
 
 // hold is one acquisition: the own node, its fencing token, and the loss signal.
@@ -85,6 +89,10 @@ type hold struct {
 	watchOnce sync.Once // starts followOwn, at the first Lost() of the hold
 }
 
+func newHold() *hold {
+	return &hold{acquired: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
+}
+
 func (h *hold) markLost() { h.lostOnce.Do(func() { close(h.lost) }) }
 
 // NewLock returns a lock on the directory path (created on first use if missing).
@@ -96,14 +104,17 @@ func NewLock(conn Conn, path string, opts ...Option) *Lock {
 
 // nodeKind is what a lock's nodes are called and which earlier nodes it waits behind.
 type nodeKind struct {
+	what      string   // what a hold is called in errors: "lock", "read lock", …
 	marker    string   // in the own node's name
 	blockedBy []string // the markers of earlier nodes that keep it from holding
 }
 
 var (
-	mutexKind = nodeKind{lockMarker, []string{lockMarker}}
-	readKind  = nodeKind{readMarker, []string{writeMarker}}
-	writeKind = nodeKind{writeMarker, []string{readMarker, writeMarker}}
+	mutexKind    = nodeKind{"lock", lockMarker, []string{lockMarker}}
+	readKind     = nodeKind{"read lock", readMarker, []string{writeMarker}}
+	writeKind    = nodeKind{"write lock", writeMarker, []string{readMarker, writeMarker}}
+	electionKind = nodeKind{"leadership", latchMarker, []string{latchMarker}}
+	leaseKind    = nodeKind{"semaphore lease", leaseMarker, nil} // never queued: the semaphore decides
 )
 
 func newLock(conn Conn, path string, kind nodeKind, opts []Option) *Lock {
@@ -111,29 +122,33 @@ func newLock(conn Conn, path string, kind nodeKind, opts []Option) *Lock {
 	for _, opt := range opts {
 		opt(l)
 	}
+	l.acquireFn = l.acquire
 	return l
 }
 
 // Lock blocks until the lock is held, ctx is done, or the session is lost. On any
 // failure it deletes its own node before returning, so nothing waits behind a ghost.
-func (l *Lock) Lock(ctx context.Context) error {
+func (l *Lock) Lock(ctx context.Context) error { return l.lockWith(ctx, nil) }
+
+// lockWith is Lock with data for the own node.
+func (l *Lock) lockWith(ctx context.Context, data []byte) error {
 	if !validDir(l.dir) {
-		return fmt.Errorf("recipe: lock %q: %w", l.dir, ErrBadPath)
+		return fmt.Errorf("recipe: %s %q: %w", l.kind.what, l.dir, ErrBadPath)
 	}
 	l.mu.Lock()
 	if l.busy {
 		l.mu.Unlock()
 		return ErrLocked
 	}
-	l.busy = true
+	l.busy, l.data = true, data
 	l.mu.Unlock()
 
-	h, err := l.acquire(ctx)
+	h, err := l.acquireFn(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
 		l.busy = false
-		return fmt.Errorf("recipe: lock %s not acquired: %w", l.dir, err)
+		return fmt.Errorf("recipe: %s %s not acquired: %w", l.kind.what, l.dir, err)
 	}
 	l.hold = h
 	return nil
@@ -144,29 +159,22 @@ func (l *Lock) acquire(ctx context.Context) (*hold, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &hold{acquired: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
+	h := newHold()
 	var inflight sync.WaitGroup // creates whose outcome is unknown, awaited by cleanup
 	fail := func(err error) (*hold, error) {
 		close(h.done)
 		return nil, errors.Join(err, l.cleanup(id, &inflight))
 	}
 	// Step 1: create the own node, recovering it by id if the reply is lost.
-	node, err := l.create(ctx, id, &inflight)
+	node, err := l.createOwn(ctx, h, id, &inflight)
 	if err != nil {
 		return fail(err)
-	}
-	h.node = node
-	if l.sessionEvents != nil {
-		go h.followSession(l.sessionEvents)
 	}
 	var retry retrier
 	for {
 		// Step 2: list without a watch and find the immediate predecessor.
 		pred, pzxid, err := l.predecessor(ctx, id, node)
-		if transient(err) && !isClosed(h.lost) {
-			if err := retry.pause(ctx, err); err != nil {
-				return fail(err)
-			}
+		if again, err := retry.next(ctx, h, err); again {
 			continue
 		} else if err != nil {
 			return fail(err)
@@ -190,15 +198,8 @@ func (l *Lock) acquire(ctx context.Context) (*hold, error) {
 		}
 		retry = retrier{}
 		// Step 4: wait for the predecessor, cancellation or session loss.
-		select {
-		case ev := <-r.events:
-			if ev.Err != nil {
-				return fail(fmt.Errorf("%w: %w", ErrLost, ev.Err))
-			}
-		case <-h.lost:
-			return fail(ErrLost)
-		case <-ctx.Done():
-			return fail(ctx.Err())
+		if err := h.await(ctx, r.events); err != nil {
+			return fail(err)
 		}
 	}
 }
@@ -227,9 +228,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		case err == nil || errors.Is(err, zk.ErrNoNode) && ambiguous && !wasLost:
 			err = nil
 		case errors.Is(err, zk.ErrNoNode):
-			err = fmt.Errorf("recipe: unlock %s: the lock was already lost: %w", h.node, ErrLost)
+			err = fmt.Errorf("recipe: release %s: the %s was already lost: %w", h.node, l.kind.what, ErrLost)
 		default:
-			return fmt.Errorf("recipe: unlock %s: %w (call Unlock again to retry)", h.node, err)
+			return fmt.Errorf("recipe: release %s: %w (call again to retry)", h.node, err)
 		}
 		l.mu.Lock()
 		l.hold, l.busy = nil, false

@@ -24,10 +24,12 @@ const (
 	lockMarker      = "-lock-"
 	readMarker      = "-__READ__"
 	writeMarker     = "-__WRIT__"
+	latchMarker     = "-latch-" // Curator's LeaderLatch
+	leaseMarker     = "-lease-" // Curator's InterProcessSemaphoreV2
 )
 
 // markers are the node markers parseNode knows.
-var markers = []string{lockMarker, readMarker, writeMarker}
+var markers = []string{lockMarker, readMarker, writeMarker, latchMarker, leaseMarker}
 
 // create makes the own ephemeral sequential node (step 1). When the reply is lost it
 // looks for a node carrying id before it creates another one, so no node is orphaned.
@@ -39,7 +41,7 @@ func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) 
 		inflight.Add(1)
 		node, err := call(ctx, func() (string, error) {
 			defer inflight.Done()
-			return l.conn.Create(prefix, nil, zk.FlagEphemeralSequential, l.acl)
+			return l.conn.Create(prefix, l.data, zk.FlagEphemeralSequential, l.acl)
 		})
 		switch {
 		case err == nil:
@@ -72,6 +74,20 @@ func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) 
 			break
 		}
 	}
+}
+
+// createOwn creates the own node of hold h (create) and, with WithSuspendOnDisconnect, starts
+// following the session for it.
+func (l *Lock) createOwn(ctx context.Context, h *hold, id string, inflight *sync.WaitGroup) (string, error) {
+	node, err := l.create(ctx, id, inflight)
+	if err != nil {
+		return "", err
+	}
+	h.node = node
+	if l.sessionEvents != nil {
+		go h.followSession(l.sessionEvents)
+	}
+	return node, nil
 }
 
 // createParents creates the lock directory and its ancestors as persistent nodes.
@@ -218,6 +234,22 @@ func (h *hold) followOwn(conn Conn) {
 	}
 }
 
+// await waits for a watch event on events, ctx, or the loss of hold h, and returns the reason
+// to give up, if any: a watch that stopped (the session expired or closed) means the hold is lost.
+func (h *hold) await(ctx context.Context, events <-chan zk.Event) error {
+	select {
+	case ev := <-events:
+		if ev.Err != nil {
+			return fmt.Errorf("%w: %w", ErrLost, ev.Err)
+		}
+		return nil
+	case <-h.lost:
+		return ErrLost
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // followSession marks the hold lost on the first session event, once the lock is held,
 // that says the connection is not (fully) up: the "suspended" state.
 func (h *hold) followSession(events <-chan zk.Event) {
@@ -338,6 +370,19 @@ const maxAttempts = 100
 
 // retrier paces the retries of one step after transient errors.
 type retrier struct{ failures int }
+
+// next decides what a waiting step does after err: again is true when err was transient and
+// the hold h is not lost, and the pause before the next attempt is over; otherwise it returns
+// the error to give up with (nil for none).
+func (r *retrier) next(ctx context.Context, h *hold, err error) (again bool, _ error) {
+	if err == nil || !transient(err) || isClosed(h.lost) {
+		return false, err
+	}
+	if err := r.pause(ctx, err); err != nil {
+		return false, err
+	}
+	return true, nil
+}
 
 // pause waits before the next attempt after the transient error err, growing the wait
 // from 2ms to a second; it returns an error when ctx is done or attempts run out.

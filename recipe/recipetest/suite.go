@@ -36,7 +36,8 @@ type Env interface {
 	Reconnect(t testing.TB, conn recipe.Conn)
 }
 
-// Run runs every behavioural test of the lock (and of the read-write lock) against env.
+// Run runs every behavioural test of the lock, the read-write lock, the semaphore and the election
+// against env.
 func Run(t *testing.T, env Env) {
 	t.Run("HandoffIsExclusiveAndTokensIncrease", func(t *testing.T) { testHandoff(t, env) })
 	t.Run("TokenIncreasesAcrossHolders", func(t *testing.T) { testTokenSequence(t, env) })
@@ -52,6 +53,14 @@ func Run(t *testing.T, env Env) {
 	t.Run("RWReadersShare", func(t *testing.T) { testReadersShare(t, env) })
 	t.Run("RWArrivalOrder", func(t *testing.T) { testRWArrivalOrder(t, env) })
 	t.Run("RWReaderCancelCleansUp", func(t *testing.T) { testReaderCancelCleansUp(t, env) })
+	t.Run("SemaphoreLimitsHolders", func(t *testing.T) { testSemaphoreLimitsHolders(t, env) })
+	t.Run("SemaphoreQueue", func(t *testing.T) { testSemaphoreQueue(t, env) })
+	t.Run("SemaphoreCancelCleansUp", func(t *testing.T) { testSemaphoreCancelCleansUp(t, env) })
+	t.Run("SemaphoreExpiry", func(t *testing.T) { testSemaphoreExpiry(t, env) })
+	t.Run("SemaphoreBadInput", func(t *testing.T) { testSemaphoreBadInput(t, env) })
+	t.Run("ElectionSuccession", func(t *testing.T) { testElectionSuccession(t, env) })
+	t.Run("ElectionLeaderExpiry", func(t *testing.T) { testElectionLeaderExpiry(t, env) })
+	t.Run("ElectionWithdraw", func(t *testing.T) { testElectionWithdraw(t, env) })
 }
 
 // Dir returns a fresh lock directory for one test, so tests can share an ensemble.
