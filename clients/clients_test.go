@@ -2,6 +2,7 @@ package clients
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -175,7 +176,7 @@ func curatorClassPath(t *testing.T) string {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 		defer cancel()
-		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"), filepath.Join("java", "CacheWatch.java"), filepath.Join("java", "SaslLogin.java"))
+		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"), filepath.Join("java", "CacheWatch.java"), filepath.Join("java", "SaslLogin.java"), filepath.Join("java", "LeaderElect.java"), filepath.Join("java", "SemaphoreLease.java"), filepath.Join("java", "ReadWriteContend.java"))
 	})
 	if classes.err != nil {
 		t.Fatalf("Curator contender: %v", classes.err)
@@ -204,6 +205,83 @@ type lockScenario struct {
 	// sameNodePrefix: the recipe reuses one name prefix for all of one
 	// client's lock nodes (kazoo) rather than a fresh one each time (Curator).
 	sameNodePrefix bool
+	// iterations is how often each contender acquires: iterations when 0;
+	// 1 for an election, where each candidate leads once.
+	iterations int
+}
+
+// freshRoot connects to tg and makes root afresh (removing what is there),
+// with the given children; a child named counter holds "0".
+func freshRoot(t *testing.T, tg target, root string, children ...string) *zk.Conn {
+	t.Helper()
+	conn := dialZK(t, tg)
+	if err := deleteTree(conn, root); err != nil {
+		t.Fatalf("%s: %v", tg.name, err)
+	}
+	paths := []string{root}
+	for _, c := range children {
+		paths = append(paths, root+"/"+c)
+	}
+	for _, p := range paths {
+		var data []byte
+		if strings.HasSuffix(p, "/counter") {
+			data = []byte("0")
+		}
+		if _, err := conn.Create(p, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("%s: create %s: %v", tg.name, p, err)
+		}
+	}
+	return conn
+}
+
+// contenderRun is one contender process that ran to its end.
+type contenderRun struct {
+	id             string // A, B, …
+	stdout, stderr bytes.Buffer
+	err            error
+}
+
+// runContenders starts n contender processes, command(ctx, id) with ids A,
+// B, …, and waits for all of them. Before starting the i-th it calls
+// before(i) when before is not nil, which may wait for what the ones already
+// started have done (failing the test stops those: their context ends). It
+// fails the test (after all have ended) when a contender does not exit 0,
+// and returns them in id order.
+func runContenders(t *testing.T, tg target, n int, before func(i int), command func(ctx context.Context, id string) *exec.Cmd) []*contenderRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
+	defer cancel()
+	results := make([]*contenderRun, n)
+	var wg sync.WaitGroup
+	for i := range results {
+		r := &contenderRun{id: string(rune('A' + i))}
+		results[i] = r
+		if before != nil {
+			before(i)
+		}
+		cmd := command(ctx, r.id)
+		cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
+		if err := cmd.Start(); err != nil {
+			cancel()
+			wg.Wait()
+			t.Fatalf("%s: start contender %s: %v (%s)", tg.name, r.id, err, installHint)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.err = cmd.Wait()
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.err != nil {
+			t.Errorf("%s: contender %s: %v\nstdout:\n%s\nstderr:\n%s", tg.name, r.id, r.err, r.stdout.String(), r.stderr.String())
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return results
 }
 
 // runLock runs the contenders on tg under root and checks what any correct
@@ -215,47 +293,14 @@ type lockScenario struct {
 // taken out, for comparing targets.
 func runLock(t *testing.T, tg target, sc lockScenario, root string) string {
 	t.Helper()
-	conn := dialZK(t, tg)
-	if err := deleteTree(conn, root); err != nil {
-		t.Fatalf("%s: %v", tg.name, err)
-	}
-	for _, p := range []struct{ path, data string }{{root, ""}, {root + "/counter", "0"}} {
-		if _, err := conn.Create(p.path, []byte(p.data), 0, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatalf("%s: create %s: %v", tg.name, p.path, err)
-		}
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
-	defer cancel()
-	type result struct {
-		id             string
-		stdout, stderr bytes.Buffer
-		err            error
-	}
-	results := make([]*result, contenders)
-	var wg sync.WaitGroup
-	for i := range results {
-		r := &result{id: string(rune('A' + i))}
-		results[i] = r
-		cmd := sc.command(ctx, tg.connect, r.id, root)
-		cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("%s: start contender %s: %v (%s)", tg.name, r.id, err, installHint)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.err = cmd.Wait()
-		}()
-	}
-	wg.Wait()
+	each := cmp.Or(sc.iterations, iterations)
+	conn := freshRoot(t, tg, root, "counter")
+	results := runContenders(t, tg, contenders, nil, func(ctx context.Context, id string) *exec.Cmd {
+		return sc.command(ctx, tg.connect, id, root)
+	})
 
 	var acquired []acquisition
 	for _, r := range results {
-		if r.err != nil {
-			t.Errorf("%s: contender %s: %v\nstdout:\n%s\nstderr:\n%s", tg.name, r.id, r.err, r.stdout.String(), r.stderr.String())
-			continue
-		}
 		var mine []acquisition
 		for line := range strings.Lines(r.stdout.String()) {
 			line = strings.TrimRight(line, "\n")
@@ -275,8 +320,8 @@ func runLock(t *testing.T, tg target, sc lockScenario, root string) string {
 			a.seq, _ = strconv.Atoi(nm[len(nm)-1])
 			mine = append(mine, a)
 		}
-		if len(mine) != iterations {
-			t.Errorf("%s: contender %s acquired %d times, want %d:\n%s", tg.name, r.id, len(mine), iterations, r.stdout.String())
+		if len(mine) != each {
+			t.Errorf("%s: contender %s acquired %d times, want %d:\n%s", tg.name, r.id, len(mine), each, r.stdout.String())
 		}
 		for i, a := range mine {
 			if a.id != r.id || a.iter != i {
@@ -307,26 +352,66 @@ func runLock(t *testing.T, tg target, sc lockScenario, root string) string {
 	}
 	outcome.WriteString("\n")
 
+	checkCounter(t, tg, conn, root, contenders*each, &outcome)
+	leftBehind(t, tg, conn, root, &outcome, "lock")
+	return outcome.String()
+}
+
+// checkCounter checks, at a scenario's end, that root/counter is want and
+// root/holder is gone, and adds the counter to outcome.
+func checkCounter(t *testing.T, tg target, conn *zk.Conn, root string, want int, outcome *strings.Builder) {
+	t.Helper()
 	data, _, err := conn.Get(root + "/counter")
 	if err != nil {
 		t.Fatalf("%s: get counter: %v", tg.name, err)
 	}
-	fmt.Fprintf(&outcome, "counter %s\n", data)
-	if want := strconv.Itoa(contenders * iterations); string(data) != want {
-		t.Errorf("%s: counter %s at the end, want %s", tg.name, data, want)
+	fmt.Fprintf(outcome, "counter %s\n", data)
+	if string(data) != strconv.Itoa(want) {
+		t.Errorf("%s: counter %s at the end, want %d", tg.name, data, want)
 	}
 	if ok, _, err := conn.Exists(root + "/holder"); err != nil || ok {
 		t.Errorf("%s: %s/holder left behind (exists=%v, err=%v)", tg.name, root, ok, err)
 	}
-	left, _, err := conn.Children(root + "/lock")
-	if err != nil && !errors.Is(err, zk.ErrNoNode) { // Curator's lock node is a container: the server may remove it
-		t.Errorf("%s: children of %s/lock: %v", tg.name, root, err)
+}
+
+// leftBehind checks, at a scenario's end, that the dirs under root have no
+// children, and adds how many each has to outcome. A dir may be gone:
+// Curator makes its recipes' nodes containers, which the server removes.
+func leftBehind(t *testing.T, tg target, conn *zk.Conn, root string, outcome *strings.Builder, dirs ...string) {
+	t.Helper()
+	for _, dir := range dirs {
+		left, _, err := conn.Children(root + "/" + dir)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			t.Errorf("%s: children of %s/%s: %v", tg.name, root, dir, err)
+		}
+		if len(left) > 0 {
+			t.Errorf("%s: left behind in %s/%s: %v", tg.name, root, dir, left)
+		}
+		fmt.Fprintf(outcome, "%s: %d left\n", dir, len(left))
 	}
-	if len(left) > 0 {
-		t.Errorf("%s: lock nodes left behind: %v", tg.name, left)
+}
+
+// curatorProtected is how Curator's protected nodes begin: "_c_", a
+// random UUID and "-"; the recipe's name and sequence number follow.
+const curatorProtected = `^_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-`
+
+// curatorCommand returns the JVM running class (one of java/*.java, on
+// class path cp) with args.
+func curatorCommand(ctx context.Context, cp, class string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, java, append(append(slices.Clone(jvmFlags), "-cp", cp, class), args...)...)
+}
+
+// kazooCommand returns python/kazoo_lock.py in mode with args.
+func kazooCommand(ctx context.Context, mode string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, python, append([]string{kazooScript, mode}, args...)...)
+}
+
+// needKazoo fails t unless Debian's python imports kazoo's module.
+func needKazoo(t *testing.T, module string) {
+	t.Helper()
+	if err := exec.Command(python, "-c", "import "+module).Run(); err != nil {
+		t.Fatalf("%s cannot import %s: %v: %s", python, module, err, installHint)
 	}
-	fmt.Fprintf(&outcome, "lock nodes left %d\n", len(left))
-	return outcome.String()
 }
 
 // sameOutcome runs scenario on every target and fails when the normalised
@@ -356,27 +441,64 @@ func TestCuratorMutex(t *testing.T) {
 	cp := curatorClassPath(t)
 	sc := lockScenario{
 		command: func(ctx context.Context, connect, id, root string) *exec.Cmd {
-			args := append(slices.Clone(jvmFlags), "-cp", cp, "LockContend", connect, id, strconv.Itoa(iterations), root)
-			return exec.CommandContext(ctx, java, args...)
+			return curatorCommand(ctx, cp, "LockContend", connect, id, strconv.Itoa(iterations), root)
 		},
-		nodeName: regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-lock-([0-9]{10})$`),
+		nodeName: regexp.MustCompile(curatorProtected + `lock-([0-9]{10})$`),
 	}
 	sameOutcome(t, func(t *testing.T, tg target) string { return runLock(t, tg, sc, "/curator-mutex") })
 }
 
 // TestKazooLock: kazoo 2.8's Lock in separate Python processes.
 func TestKazooLock(t *testing.T) {
-	if err := exec.Command(python, "-c", "import kazoo.recipe.lock").Run(); err != nil {
-		t.Fatalf("%s cannot import kazoo: %v: %s", python, err, installHint)
-	}
+	needKazoo(t, "kazoo.recipe.lock")
 	sc := lockScenario{
 		command: func(ctx context.Context, connect, id, root string) *exec.Cmd {
-			return exec.CommandContext(ctx, python, kazooScript, "contend", connect, id, strconv.Itoa(iterations), root)
+			return kazooCommand(ctx, "contend", connect, id, strconv.Itoa(iterations), root)
 		},
-		nodeName:       regexp.MustCompile(`^[0-9a-f]{32}__lock__([0-9]{10})$`),
+		nodeName:       kazooLockNode,
 		sameNodePrefix: true,
 	}
 	sameOutcome(t, func(t *testing.T, tg target) string { return runLock(t, tg, sc, "/kazoo-lock") })
+}
+
+// curatorLatchNode and kazooLockNode are the names Curator's LeaderLatch and
+// kazoo's Lock (and so its Election) give their nodes, as measured on
+// ZooKeeper 3.8; the group is the sequence number.
+var (
+	curatorLatchNode = regexp.MustCompile(curatorProtected + `latch-([0-9]{10})$`)
+	kazooLockNode    = regexp.MustCompile(`^[0-9a-f]{32}__lock__([0-9]{10})$`)
+)
+
+// TestCuratorLeaderLatch: Curator 5.4's LeaderLatch, one candidate a JVM
+// (java/LeaderElect.java), each leading once and then closing its latch:
+// one leader at a time, every candidate leads exactly once, in the order of
+// the latch nodes' sequence numbers, and nothing is left behind — the same
+// on the model as on ZooKeeper.
+func TestCuratorLeaderLatch(t *testing.T) {
+	cp := curatorClassPath(t)
+	sc := lockScenario{
+		command: func(ctx context.Context, connect, id, root string) *exec.Cmd {
+			return curatorCommand(ctx, cp, "LeaderElect", connect, id, root)
+		},
+		nodeName:   curatorLatchNode,
+		iterations: 1,
+	}
+	sameOutcome(t, func(t *testing.T, tg target) string { return runLock(t, tg, sc, "/curator-latch") })
+}
+
+// TestKazooElection: kazoo 2.8's Election, one candidate a Python process
+// (python/kazoo_lock.py elect), each leading once and then leaving: the
+// same checks as TestCuratorLeaderLatch.
+func TestKazooElection(t *testing.T) {
+	needKazoo(t, "kazoo.recipe.election")
+	sc := lockScenario{
+		command: func(ctx context.Context, connect, id, root string) *exec.Cmd {
+			return kazooCommand(ctx, "elect", connect, id, root)
+		},
+		nodeName:   kazooLockNode,
+		iterations: 1,
+	}
+	sameOutcome(t, func(t *testing.T, tg target) string { return runLock(t, tg, sc, "/kazoo-election") })
 }
 
 // What zkCli.sh prints for zkcli/script.txt, normalised.

@@ -37,12 +37,8 @@ public final class LockContend {
         String id = args[1];
         int iterations = Integer.parseInt(args[2]);
         String root = args[3];
-        CuratorFramework client = CuratorFrameworkFactory.newClient(connect, 10000, 10000, new RetryNTimes(3, 200));
-        client.start();
+        CuratorFramework client = connect(connect);
         try {
-            if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("not connected to " + connect + " within 20s");
-            }
             InterProcessMutex mutex = new InterProcessMutex(client, root + "/lock");
             for (int i = 0; i < iterations; i++) {
                 if (!mutex.acquire(30, TimeUnit.SECONDS)) {
@@ -50,14 +46,7 @@ public final class LockContend {
                 }
                 try {
                     List<String> participants = (List<String>) mutex.getParticipantNodes();
-                    String node = participants.isEmpty() ? "none" : lastElement(participants.get(0));
-                    client.create().withMode(CreateMode.EPHEMERAL).forPath(root + "/holder", ("holder=" + id).getBytes(StandardCharsets.UTF_8));
-                    Stat stat = new Stat();
-                    byte[] data = client.getData().storingStatIn(stat).forPath(root + "/counter");
-                    int counter = Integer.parseInt(new String(data, StandardCharsets.UTF_8));
-                    client.setData().withVersion(stat.getVersion()).forPath(root + "/counter", Integer.toString(counter + 1).getBytes(StandardCharsets.UTF_8));
-                    System.out.println("acquired id=" + id + " iter=" + i + " node=" + node + " counter=" + counter);
-                    client.delete().forPath(root + "/holder");
+                    critical(client, id, i, participants.isEmpty() ? "none" : participants.get(0), root);
                 } finally {
                     mutex.release();
                 }
@@ -70,7 +59,30 @@ public final class LockContend {
         }
     }
 
-    private static String lastElement(String path) {
-        return path.substring(path.lastIndexOf('/') + 1);
+    /** Starts a Curator client on connect and waits (20s at most) for its session. */
+    static CuratorFramework connect(String connect) throws InterruptedException {
+        CuratorFramework client = CuratorFrameworkFactory.newClient(connect, 10000, 10000, new RetryNTimes(3, 200));
+        client.start();
+        if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
+            client.close();
+            throw new IllegalStateException("not connected to " + connect + " within 20s");
+        }
+        return client;
+    }
+
+    /**
+     * The critical section, also LeaderElect's: ROOT/holder must not exist,
+     * ROOT/counter goes up by one with a versioned setData; prints the
+     * acquired line for iteration iter and the lock (or latch) node at path.
+     */
+    static void critical(CuratorFramework client, String id, int iter, String path, String root) throws Exception {
+        String node = path.substring(path.lastIndexOf('/') + 1);
+        client.create().withMode(CreateMode.EPHEMERAL).forPath(root + "/holder", ("holder=" + id).getBytes(StandardCharsets.UTF_8));
+        Stat stat = new Stat();
+        byte[] data = client.getData().storingStatIn(stat).forPath(root + "/counter");
+        int counter = Integer.parseInt(new String(data, StandardCharsets.UTF_8));
+        client.setData().withVersion(stat.getVersion()).forPath(root + "/counter", Integer.toString(counter + 1).getBytes(StandardCharsets.UTF_8));
+        System.out.println("acquired id=" + id + " iter=" + iter + " node=" + node + " counter=" + counter);
+        client.delete().forPath(root + "/holder");
     }
 }
