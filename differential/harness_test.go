@@ -123,6 +123,38 @@ func TestCompareReportsMissingWatchEvents(t *testing.T) {
 	}
 }
 
+// TestTimedZxidsByRank: a timed run's zxids are compared by rank, so that two runs whose servers spent
+// different numbers of zxids between the same observations (a real container manager retrying a delete)
+// render alike, and a run that saw them in another order does not.
+func TestTimedZxidsByRank(t *testing.T) {
+	render := func(zxids ...int64) *Transcript {
+		r := &runner{baseline: 100, timed: true, owners: map[int64]string{}}
+		tr := &Transcript{}
+		for _, z := range zxids {
+			tr.Steps = append(tr.Steps, Step{Result: "stat=" + r.stat(&zk.Stat{Czxid: 100, Mzxid: z, Pzxid: 7})})
+		}
+		tr.Final = []string{"~ " + r.stat(&zk.Stat{Czxid: zxids[len(zxids)-1]})}
+		rankZxids(tr)
+		return tr
+	}
+	model, real := render(101, 104, 105), render(101, 107, 111)
+	if d := Compare(model, real); d != "" {
+		t.Fatalf("runs that saw the same zxids in the same order differ: %s", d)
+	}
+	if got, want := model.Steps[1].Result, "stat={cz=B#0 mz=B#2 pz=<B ct=0 mt=0 v=0 cv=0 av=0 owner=0 len=0 nch=0}"; got != want {
+		t.Errorf("step 2 = %s, want %s", got, want)
+	}
+	if got, want := model.Final[0], "~ {cz=B#3 mz=0 pz=0 ct=0 mt=0 v=0 cv=0 av=0 owner=0 len=0 nch=0}"; got != want {
+		t.Errorf("final = %s, want %s", got, want)
+	}
+	if d := Compare(model, render(101, 105, 104)); d == "" {
+		t.Error("runs that saw zxids in another order compare equal")
+	}
+	if d := Compare(model, render(101, 101, 105)); d == "" {
+		t.Error("a run that saw one zxid twice compares equal to one that saw two")
+	}
+}
+
 func TestNormalisation(t *testing.T) {
 	r := &runner{base: "/d/1", baseline: 100, owners: map[int64]string{42: "s1"}}
 	st := &zk.Stat{Czxid: 100, Mzxid: 103, Pzxid: 7, Ctime: 5, EphemeralOwner: 42, DataLength: 1}
