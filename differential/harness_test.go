@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -207,5 +208,26 @@ func TestHiccupsAreTheSidesTrouble(t *testing.T) {
 		if !strings.Contains(err.Error(), "waiting for a connection") {
 			t.Errorf("%s: %v does not say what failed", tc.name, err)
 		}
+	}
+}
+
+// TestDumpedSessions reads the session ids out of answers to "dump" as ZooKeeper 3.8's leader and follower
+// gave them (tickTime 100 ms, two sessions).
+func TestDumpedSessions(t *testing.T) {
+	leader := "SessionTracker dump:\nSession Sets (3)/(2):\n0 expire at Sat Dec 05 16:10:53 UTC 2026:\n" +
+		"1 expire at Sat Dec 05 16:10:53 UTC 2026:\n\t0x100011d8cb10000\n1 expire at Sat Dec 05 16:10:57 UTC 2026:\n" +
+		"\t0x100011d8cb10001\nephemeral nodes dump:\nSessions with Ephemerals (1):\n0x100011d8cb10007:\n\t/e\n" +
+		"Connections dump:\nConnections Sets (2)/(1):\n0 expire at Sat Dec 05 16:10:56 UTC 2026:\n" +
+		"1 expire at Sat Dec 05 16:11:06 UTC 2026:\n\tip: /127.0.0.1:36338 sessionId: 0x0\n"
+	follower := "SessionTracker dump:\nGlobal Sessions(2):\n0x100011d8cb10000\t10000ms\n0x100011d8cb10001\t10000ms\n" +
+		"ephemeral nodes dump:\nSessions with Ephemerals (0):\nConnections dump:\nConnections Sets (2)/(2):\n"
+	want := []int64{0x100011d8cb10000, 0x100011d8cb10001}
+	for name, answer := range map[string]string{"leader": leader, "follower": follower} {
+		if got := dumpedSessions(answer); !slices.Equal(got, want) {
+			t.Errorf("%s: dumpedSessions = %#x, want %#x", name, got, want)
+		}
+	}
+	if got := dumpedSessions("dump is not executed because it is not in the whitelist.\n"); len(got) != 0 {
+		t.Errorf("dumpedSessions of a refusal = %#x, want none", got)
 	}
 }

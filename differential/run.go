@@ -127,6 +127,11 @@ func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcr
 	r := &runner{side: side, admin: admin, base: base, baseline: st.Czxid, timed: seq.Timed, owners: map[int64]string{}, containers: map[string]bool{}}
 	r.owners[admin.SessionID()] = "admin"
 	defer r.stopLogs()
+	defer func() {
+		if err != nil {
+			r.closeAll()
+		}
+	}()
 	tr = &Transcript{Side: side.Name(), Base: base}
 	if seq.Timed {
 		defer rankZxids(tr)
@@ -189,6 +194,17 @@ func isHasSession(ev zk.Event) bool {
 func (r *runner) stopLogs() {
 	for _, l := range r.logs {
 		l.stop()
+	}
+}
+
+// closeAll closes the sessions still open, when a run ends early: a session left open would outlive the run
+// and end (expire) in the middle of a later one.
+func (r *runner) closeAll() {
+	for i, s := range r.sessions {
+		if !r.closed[i] {
+			s.Close()
+			r.closed[i] = true
+		}
 	}
 }
 
