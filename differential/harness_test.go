@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/internal/tcptest"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -229,5 +234,37 @@ func TestDumpedSessions(t *testing.T) {
 	}
 	if got := dumpedSessions("dump is not executed because it is not in the whitelist.\n"); len(got) != 0 {
 		t.Errorf("dumpedSessions of a refusal = %#x, want none", got)
+	}
+}
+
+// TestLeaderAppliedWaitsForTheLeader: leaderApplied returns once the leader's srvr Zxid is the highest, and a
+// leader that stays behind is a hiccup that says what the servers answered.
+func TestLeaderAppliedWaitsForTheLeader(t *testing.T) {
+	srvr := func(t *testing.T, answer func() string) string {
+		return tcptest.Serve(t, func(c net.Conn) {
+			word := make([]byte, 4)
+			if _, err := io.ReadFull(c, word); err == nil && string(word) == "srvr" {
+				_, _ = io.WriteString(c, answer())
+			}
+		})
+	}
+	var calls atomic.Int64
+	catchingUp := srvr(t, func() string {
+		if calls.Add(1) < 5 {
+			return "Zxid: 0x100000011\nMode: leader\n"
+		}
+		return "Zxid: 0x100000012\nMode: leader\n"
+	})
+	follower := srvr(t, func() string { return "Zxid: 0x100000012\nMode: follower\n" })
+	if err := leaderAppliedWithin(context.Background(), []string{catchingUp, follower}, 5*time.Second); err != nil {
+		t.Errorf("a leader that catches up: %v", err)
+	}
+	if calls.Load() < 5 {
+		t.Errorf("returned after %d srvr answers, before the leader caught up", calls.Load())
+	}
+	behind := srvr(t, func() string { return "Zxid: 0x100000011\nMode: leader\n" })
+	err := leaderAppliedWithin(context.Background(), []string{behind, follower}, 200*time.Millisecond)
+	if !errors.Is(err, ErrHiccup) || !strings.Contains(err.Error(), "leader at 0x100000011") || !strings.Contains(err.Error(), "follower at 0x100000012") {
+		t.Errorf("a leader that stays behind: %v, want a hiccup naming both zxids", err)
 	}
 }

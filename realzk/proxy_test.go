@@ -9,26 +9,14 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/zkmodel/zkmodel/internal/tcptest"
 )
 
 // echoServer accepts connections on 127.0.0.1 and echoes what it reads.
 func echoServer(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
-	return l.Addr().String()
+	return tcptest.Serve(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
 }
 
 // roundTrip writes msg to c and reads len(msg) bytes back, waiting at most
