@@ -498,28 +498,6 @@ func WithMembers(members ...EnsembleMember) Option {
 // reconfig request fails with zk.ErrReconfigDisabled (ZooKeeper 3.8's default).
 func WithReconfig() Option { return func(c *config) { c.reconfig = true } }
 
-// validateMembers checks an ensemble's servers as ZooKeeper checks its static configuration's.
-func validateMembers(members []EnsembleMember) error {
-	seen := map[int64]bool{}
-	voters := 0
-	for _, m := range members {
-		switch {
-		case seen[m.ID]:
-			return fmt.Errorf("server.%d appears twice", m.ID)
-		case m.QuorumPort == m.ElectionPort:
-			return fmt.Errorf("server.%d: the quorum and election ports must differ (both %d)", m.ID, m.QuorumPort)
-		}
-		seen[m.ID] = true
-		if !m.Observer {
-			voters++
-		}
-	}
-	if len(members) > 1 && voters == 0 {
-		return errors.New("every server is an observer: an ensemble needs participants")
-	}
-	return nil
-}
-
 // defaultMembers is the configuration of an ensemble of n servers that WithMembers did not describe.
 func defaultMembers(n int) []EnsembleMember {
 	out := make([]EnsembleMember, n)
