@@ -636,3 +636,34 @@ func runScenarios(t *testing.T, p *pair, scenarios []struct {
 		})
 	}
 }
+
+// TestWaitAlone: a real side's sequence waits for the sessions other runs left on the ensemble to end (their
+// end would take a zxid in the middle of it), and names them when they do not.
+func TestWaitAlone(t *testing.T) {
+	e := realzk.Shared(t)
+	// Earlier tests' sessions may still be ending: start from an ensemble with none.
+	if err := waitAlone(context.Background(), e.Addrs(), 0); err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := connectReal(context.Background(), e.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Sync("/"); err != nil { // the session exists once a request of it is answered
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	err = waitAlone(ctx, e.Addrs(), 0)
+	if want := fmt.Sprintf("sessions %#x still live", other.SessionID()); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("waitAlone with a session open = %v, want an error naming it (%q)", err, want)
+	}
+	if err := waitAlone(context.Background(), e.Addrs(), other.SessionID()); err != nil {
+		t.Fatalf("waitAlone sparing the open session's id = %v", err)
+	}
+	other.Close()
+	if err := waitAlone(context.Background(), e.Addrs(), 0); err != nil {
+		t.Fatalf("waitAlone after the session closed = %v", err)
+	}
+}

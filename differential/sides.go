@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -163,7 +165,65 @@ func (r *RealSide) Begin(ctx context.Context, base string) (Session, error) {
 	if err := createAll(r.admin, base); err != nil {
 		return nil, err
 	}
+	if err := waitAlone(ctx, r.Addrs, r.admin.SessionID()); err != nil {
+		return nil, err
+	}
 	return r.admin, nil
+}
+
+// waitAlone returns once no session but admin's lives on the ensemble at addrs, as the servers' "dump" lists
+// them. Zxids are the ensemble's, not a session's: a session another run left behind (a hiccup's, abandoned
+// while disconnected) or another test's ends when it expires, and the closeSession its server then logs takes
+// a zxid in the middle of whatever sequence runs at the time. Waiting here for every such session to be gone
+// keeps every zxid a sequence sees its own. Servers that do not answer "dump" (not in their
+// 4lw.commands.whitelist, or not serving) are not asked; an ensemble where none answers is not checked.
+func waitAlone(ctx context.Context, addrs []string, admin int64) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, sessionTimeout+collectTimeout)
+	defer cancel()
+	for {
+		others := map[int64]bool{}
+		for _, addr := range addrs {
+			answer, err := realzk.FourLetter(ctx, addr, "dump")
+			if err != nil {
+				continue
+			}
+			for _, id := range dumpedSessions(answer) {
+				if id != admin {
+					others[id] = true
+				}
+			}
+		}
+		if len(others) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			var ids []string
+			for _, id := range slices.Sorted(maps.Keys(others)) {
+				ids = append(ids, fmt.Sprintf("%#x", id))
+			}
+			return fmt.Errorf("sessions %s still live on the ensemble after %v: a sequence needs the ensemble to itself, since another session's end takes a zxid in the middle of it; close every session a test opens (zk.Conn.Close)",
+				strings.Join(ids, ", "), time.Since(start).Round(time.Millisecond))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// dumpedSessions returns the session ids in the "SessionTracker dump" part of a server's answer to "dump": a
+// leader lists them under their expiry times ("\t0x100…"), a follower under "Global Sessions" ("0x100…\t10000ms").
+func dumpedSessions(answer string) []int64 {
+	tracker, _, _ := strings.Cut(answer, "ephemeral nodes dump:")
+	var ids []int64
+	for _, line := range strings.Split(tracker, "\n") {
+		field, _, _ := strings.Cut(strings.TrimSpace(line), "\t")
+		if hex, ok := strings.CutPrefix(field, "0x"); ok {
+			if id, err := strconv.ParseUint(hex, 16, 64); err == nil {
+				ids = append(ids, int64(id))
+			}
+		}
+	}
+	return ids
 }
 
 // Connect opens session i through a new proxy.
