@@ -3,6 +3,8 @@ package clients
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -22,6 +24,9 @@ const reconfigSuper = "super:reconfig-secret"
 type reconfigTarget struct {
 	name  string
 	addrs []string // the servers' client addresses; server i's id is i+1
+	// stop stops server i (SIGKILL on real, the control endpoint's /stop on the model); start starts it
+	// again and returns once it serves.
+	stop, start func(i int) error
 }
 
 // reconfigTargets starts a real 3-server ZooKeeper 3.8 with reconfigEnabled=true and `zkmodel serve -reconfig`
@@ -44,9 +49,27 @@ func reconfigTargets(ctx context.Context, t *testing.T) []reconfigTarget {
 	fake, stop := startServe(ctx, t, "-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-control", "127.0.0.1:0",
 		"-reconfig", "-super-digest", digest, "-4lw-whitelist", "*")
 	t.Cleanup(stop)
+	control := func(what string) func(int) error {
+		return func(i int) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/%s?server=%d", fake.Control, what, i), nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("zkmodel serve: POST /%s?server=%d: %w", what, i, err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				body, _ := io.ReadAll(resp.Body)
+				return fmt.Errorf("zkmodel serve: POST /%s?server=%d: %s: %s", what, i, resp.Status, body)
+			}
+			return nil
+		}
+	}
 	return []reconfigTarget{
-		{"real, reconfigEnabled=true", real.Addrs()},
-		{"zkmodel serve -reconfig", strings.Split(fake.Addr, ",")},
+		{"real, reconfigEnabled=true", real.Addrs(), real.Kill, func(i int) error { return real.Restart(ctx, i) }},
+		{"zkmodel serve -reconfig", strings.Split(fake.Addr, ","), control("stop"), control("start")},
 	}
 }
 
@@ -99,6 +122,8 @@ func TestReconfig(t *testing.T) {
 			"leave the other follower for a server that does not run: code -13 (NEWCONFIGNOQUORUM)\n" +
 			"leave the other follower too: invalid arguments\n" +
 			"/zookeeper/config unchanged by the refused ones: true\n" +
+			"the other follower stops: the leader and the removed follower serve no more\n" +
+			"it starts again: srvr modes follower,follower,leader\n" +
 			"the follower joins again without a client address: invalid arguments\n" +
 			"the follower joins again: ok, /zookeeper/config lists it and the others as at first: true\n" +
 			"the whole configuration again: ok, /zookeeper/config as at first: true\n"
@@ -211,6 +236,33 @@ func goZookeeperReconfig(ctx context.Context, t *testing.T, tg reconfigTarget) s
 	after, st3 := config()
 	fmt.Fprintf(&b, "/zookeeper/config unchanged by the refused ones: %v\n", slices.Equal(after, removed) && st3.Mzxid == st2.Mzxid)
 
+	// Two participants are left: without the other follower no majority runs, and the removed follower,
+	// which still runs, does not count.
+	if err := tg.stop(other); err != nil {
+		t.Fatalf("%s: stop server %d: %v", tg.name, other, err)
+	}
+	for _, i := range []int{leader, follower} {
+		for !strings.Contains(srvr(ctx, t, tg.addrs[i]), "not currently serving") {
+			time.Sleep(100 * time.Millisecond) // a real leader notices within about 0.5 s
+		}
+	}
+	b.WriteString("the other follower stops: the leader and the removed follower serve no more\n")
+	if err := tg.start(other); err != nil {
+		t.Fatalf("%s: start server %d again: %v", tg.name, other, err)
+	}
+	var modes []string
+	for _, addr := range tg.addrs {
+		mode := ""
+		for mode == "" { // until it serves
+			if mode = strings.TrimPrefix(firstLine(srvr(ctx, t, addr), "Mode: "), "Mode: "); mode == "" {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		modes = append(modes, mode)
+	}
+	slices.Sort(modes)
+	fmt.Fprintf(&b, "it starts again: srvr modes %s\n", strings.Join(modes, ","))
+
 	// A joining server's line needs a client address: the real ensemble's lines have none (realzk's zoo.cfg
 	// gives clientPort alone), the model's have theirs.
 	bare, _, _ := strings.Cut(line(follower), ";")
@@ -242,4 +294,25 @@ func serverLines(text string) []string {
 		}
 	}
 	return out
+}
+
+// srvr returns the srvr answer of the server at addr ("" while it refuses connections); the test fails
+// when ctx ends.
+func srvr(ctx context.Context, t *testing.T, addr string) string {
+	t.Helper()
+	if ctx.Err() != nil {
+		t.Fatalf("srvr on %s: %v", addr, ctx.Err())
+	}
+	answer, _ := realzk.FourLetter(ctx, addr, "srvr")
+	return answer
+}
+
+// firstLine returns the first line of text that starts with prefix, or "".
+func firstLine(text, prefix string) string {
+	for l := range strings.SplitSeq(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
 }
