@@ -97,6 +97,10 @@ type Target struct {
 	// time: a model moves its virtual clock, a real server is slept on. Nil means time cannot be made to
 	// pass, and the rules that need it are not registered.
 	Advance func(t *testing.T, d time.Duration)
+	// Reconfig describes the target's dynamic reconfiguration: the reconfig rules (rules_reconfig.go) are
+	// registered when it is set (with reconfigEnabled, only if SuperUser is set too). Nil means the target
+	// is not a reconfigurable ensemble (a standalone server, or one whose configuration is unknown).
+	Reconfig *Reconfig
 	// Only, when non-empty, limits Run to the rules whose names start with one of these prefixes (for
 	// example "ttl/"), so that a second server configured for some rules need not run them all.
 	Only []string
@@ -164,6 +168,12 @@ func Run(t *testing.T, target Target) {
 		rules = append(rules, ensembleRules...)
 	}
 	rules = append(rules, ttlRules(target)...)
+	switch r := target.Reconfig; {
+	case r != nil && !r.Enabled:
+		rules = append(rules, reconfigDisabledRules...)
+	case r != nil && target.SuperUser != "":
+		rules = append(rules, reconfigRules...)
+	}
 	if len(target.Only) > 0 {
 		rules = slices.DeleteFunc(rules, func(r rule) bool {
 			return !slices.ContainsFunc(target.Only, func(p string) bool { return strings.HasPrefix(r.name, p) })

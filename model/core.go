@@ -47,6 +47,7 @@ const (
 	opCreateContainer // createContainer (opcode 19): a container whatever the flags, see createMode
 	opCreateTTL       // createTTL (opcode 21): request.ttl is the TTL
 	opAuth            // addAuth: path holds the scheme, data the credentials
+	opReconfig        // reconfig (opcode 16): request.reconf holds its arguments (reconfig.go)
 )
 
 var opNames = [...]string{
@@ -72,6 +73,7 @@ var opNames = [...]string{
 	opCreateContainer:   "createContainer",
 	opCreateTTL:         "createTTL",
 	opAuth:              "addAuth",
+	opReconfig:          "reconfig",
 }
 
 func (k opKind) String() string { return opNames[k] }
@@ -80,7 +82,7 @@ func (k opKind) String() string { return opNames[k] }
 // when it fails, as ZooKeeper's PrepRequestProcessor does).
 func (k opKind) isWrite() bool {
 	switch k {
-	case opCreate, opDelete, opSetData, opMulti, opCloseSession, opSetACL, opCheck, opCreateContainer, opCreateTTL:
+	case opCreate, opDelete, opSetData, opMulti, opCloseSession, opSetACL, opCheck, opCreateContainer, opCreateTTL, opReconfig:
 		return true
 	}
 	return false
@@ -98,6 +100,7 @@ type request struct {
 	mode    int32 // checkWatches, removeWatches: 1 child watches, 2 data watches, 3 any
 	ops     []any // multi: *zk.CreateRequest, *zk.CreateTTLRequest (wire only), *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest
 	ttl     int64 // createTTL: milliseconds
+	reconf  *reconfigRequest
 }
 
 // String renders the request for traces, e.g. `create /lock/n- flags=3`.
@@ -125,6 +128,8 @@ func (r *request) String() string {
 		fmt.Fprintf(&b, " type=%d", r.mode)
 	case opAddWatch:
 		fmt.Fprintf(&b, " mode=%d", r.mode)
+	case opReconfig:
+		fmt.Fprintf(&b, " joining=%s leaving=%s members=%s from=%#x", nullable(r.reconf.joining), nullable(r.reconf.leaving), nullable(r.reconf.newMembers), r.reconf.fromConfig)
 	case opAuth:
 		b.Reset()
 		b.WriteString("addAuth " + r.path) // the credentials stay out of traces
@@ -137,6 +142,14 @@ func (r *request) String() string {
 		}
 	}
 	return b.String()
+}
+
+// nullable renders a string argument that may be absent (Java's null).
+func nullable(b []byte) string {
+	if b == nil {
+		return "null"
+	}
+	return strconv.Quote(string(b))
 }
 
 func multiOpString(op any) string {
@@ -222,23 +235,25 @@ type session struct {
 
 // core is one ZooKeeper server's state. Its zero value is not usable; see newCore.
 type core struct {
-	seed      uint64
-	super     string // the super digest (user:base64 hash) that addAuth makes super; "" for none
-	saslSuper string // the SASL user that logging in makes super (zookeeper.superUser); "" for none
-	saslACL   bool   // the sasl ACL scheme is on (SASLAuthenticationProvider configured)
-	now       int64  // virtual milliseconds since the Unix epoch
-	zxid      int64
-	nodes     map[string]*node
-	sessions  map[int64]*session
-	sidBase   int64
-	sidNext   int64
-	watches   [2]map[string]map[int64]struct{} // [dataWatch], [childWatch]: path → sessions
-	persist   [2]map[string]map[int64]uint8    // addWatch's watches, kept when they fire: path → session → persistentWatch or recursiveWatch
-	inMulti   bool                             // a multi is running: changes are recorded in undo
-	undo      []undoEntry                      // how to restore what the running multi changed
-	taken     []takenWatch                     // the watches the running multi fired, set again on rollback
-	reaper    reaper                           // TTL nodes and the container manager (ttl.go)
-	writes    nsCounts                         // bytes written per top-level namespace (nsmetrics.go)
+	seed       uint64
+	super      string     // the super digest (user:base64 hash) that addAuth makes super; "" for none
+	saslSuper  string     // the SASL user that logging in makes super (zookeeper.superUser); "" for none
+	saslACL    bool       // the sasl ACL scheme is on (SASLAuthenticationProvider configured)
+	config     *dynConfig // the ensemble's configuration (reconfig.go); nil for a standalone server
+	reconfigOn bool       // reconfigEnabled
+	now        int64      // virtual milliseconds since the Unix epoch
+	zxid       int64
+	nodes      map[string]*node
+	sessions   map[int64]*session
+	sidBase    int64
+	sidNext    int64
+	watches    [2]map[string]map[int64]struct{} // [dataWatch], [childWatch]: path → sessions
+	persist    [2]map[string]map[int64]uint8    // addWatch's watches, kept when they fire: path → session → persistentWatch or recursiveWatch
+	inMulti    bool                             // a multi is running: changes are recorded in undo
+	undo       []undoEntry                      // how to restore what the running multi changed
+	taken      []takenWatch                     // the watches the running multi fired, set again on rollback
+	reaper     reaper                           // TTL nodes and the container manager (ttl.go)
+	writes     nsCounts                         // bytes written per top-level namespace (nsmetrics.go)
 	// pendingWrites are the running multi's writes, counted in writes if it commits.
 	pendingWrites []pendingWrite
 }
@@ -501,6 +516,8 @@ func (c *core) apply(sid int64, r *request) (result, []notification) {
 	case opPing:
 	case opAuth:
 		res.err = c.addAuth(sid, r.path, r.data)
+	case opReconfig:
+		res, notes = c.reconfigure(sid, r.reconf)
 	case opCreateContainer, opCreateTTL:
 		var m nodeMode
 		if m, res.err = c.createMode(r.op, r.flags, r.ttl); res.err == nil {

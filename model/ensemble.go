@@ -30,6 +30,7 @@ import (
 // ensembleState is the members' state. Member i is "server i" (0-based, as realzk numbers them).
 type ensembleState struct {
 	down       []bool           // stopped members; its length is the ensemble's size
+	ids        []int64          // each member's server id (its server.N line's N)
 	leader     int              // the leading member, or -1 when no majority runs
 	listeners  [][]net.Listener // each member's TCP listeners
 	addrs      [][]string       // the addresses they were opened on, to listen on again after a restart
@@ -37,9 +38,76 @@ type ensembleState struct {
 	reads      []nsCounts       // each member's reads per namespace since it started (nsmetrics.go)
 }
 
-func newEnsemble(n int) ensembleState {
-	n = max(n, 1)
-	return ensembleState{down: make([]bool, n), leader: n - 1, listeners: make([][]net.Listener, n), addrs: make([][]string, n), reads: make([]nsCounts, n)}
+func newEnsemble(ids []int64) ensembleState {
+	if len(ids) == 0 {
+		ids = []int64{1}
+	}
+	n := len(ids)
+	return ensembleState{down: make([]bool, n), ids: slices.Clone(ids), leader: n - 1, listeners: make([][]net.Listener, n), addrs: make([][]string, n), reads: make([]nsCounts, n)}
+}
+
+// memberIDs returns the server ids of the members' configuration lines.
+func memberIDs(members []EnsembleMember) []int64 {
+	ids := make([]int64, len(members))
+	for i, m := range members {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+// add makes a server the ensemble does not run yet a member (a reconfig's joining server), stopped.
+func (e *ensembleState) add(id int64) {
+	e.down = append(e.down, true)
+	e.ids = append(e.ids, id)
+	e.listeners = append(e.listeners, nil)
+	e.addrs = append(e.addrs, nil)
+	e.reads = append(e.reads, nil)
+}
+
+// runningIDs returns the server ids of the running members.
+func (e *ensembleState) runningIDs() []int64 {
+	var out []int64
+	for i, d := range e.down {
+		if !d {
+			out = append(out, e.ids[i])
+		}
+	}
+	return out
+}
+
+// voter reports whether member i is a participant of the configuration (a standalone server is).
+func (s *Server) voter(i int) bool {
+	if s.core.config == nil {
+		return true
+	}
+	q, ok := s.core.config.find(s.ens.ids[i])
+	return ok && !q.observer
+}
+
+// observer reports whether member i is an observer of the configuration.
+func (s *Server) observer(i int) bool {
+	if s.core.config == nil {
+		return false
+	}
+	q, ok := s.core.config.find(s.ens.ids[i])
+	return ok && q.observer
+}
+
+// quorum reports whether a majority of the configuration's participants runs, and how many a majority is.
+func (s *Server) quorum() (bool, int) {
+	voters, running := 0, 0
+	for i := range s.ens.size() {
+		if s.voter(i) {
+			voters++
+			if !s.ens.down[i] {
+				running++
+			}
+		}
+	}
+	if s.core.config != nil {
+		voters = len(s.core.config.voters()) // joining servers the ensemble has no member for yet count too
+	}
+	return running > voters/2, voters/2 + 1
 }
 
 func (e *ensembleState) size() int { return len(e.down) }
@@ -111,8 +179,10 @@ func (s *Server) Mode(i int) (string, error) {
 		return "standalone", nil
 	case s.ens.leader == i:
 		return "leader", nil
+	case s.observer(i):
+		return "observer", nil
 	}
-	return "follower", nil
+	return "follower", nil // a server a reconfig removed too: it still serves (measured)
 }
 
 // Hosts returns the in-process addresses of the members, "127.0.0.1:2181" for server 0, "127.0.0.1:2182"
@@ -176,7 +246,9 @@ func (s *Server) ListenEnsembleOn(addrs ...string) ([]string, error) {
 	case s.wire.closed:
 		return nil, fmt.Errorf("model: ListenEnsembleOn %v: the server is closed", addrs)
 	case s.ens.size() == 1 && n > 1 && !s.ens.down[0]:
-		grown := newEnsemble(n)
+		members := defaultMembers(n)
+		grown := newEnsemble(memberIDs(members))
+		s.core.setMembers(members)
 		grown.leader = s.ens.leader
 		if grown.leader >= 0 {
 			grown.leader = n - 1
@@ -254,7 +326,7 @@ func (s *Server) stopMember(i int) {
 	}
 	s.ens.listeners[i] = nil
 	dropped := s.dropMember(i, fmt.Sprintf("server s%d stopped", i))
-	quorum := s.ens.running() > s.ens.size()/2
+	quorum, _ := s.quorum()
 	switch {
 	case !quorum && s.ens.leader >= 0:
 		s.ens.leader = -1
@@ -290,7 +362,7 @@ func (s *Server) startMember(i int) error {
 			return fmt.Errorf("model: start server %d: %w", i, err)
 		}
 	}
-	if s.ens.leader < 0 && s.ens.running() > s.ens.size()/2 {
+	if quorum, _ := s.quorum(); s.ens.leader < 0 && quorum {
 		s.elect()
 		s.record(nil, "start", "server s%d started: quorum back, s%d leads, session deadlines restart", i, s.ens.leader)
 		return nil
@@ -299,12 +371,12 @@ func (s *Server) startMember(i int) error {
 	return nil
 }
 
-// elect makes the highest-numbered running member the leader (every member has the same zxid, and
+// elect makes the highest-numbered running participant the leader (every member has the same zxid, and
 // ZooKeeper's election then prefers the highest server id) and restarts every session's expiry deadline, as
 // a new leader's session tracker does. Caller holds s.mu.
 func (s *Server) elect() {
 	for m := s.ens.size() - 1; m >= 0; m-- {
-		if !s.ens.down[m] {
+		if !s.ens.down[m] && s.voter(m) {
 			s.ens.leader = m
 			break
 		}
@@ -319,7 +391,11 @@ func (s *Server) elect() {
 // when its next delivery is the drop (first in its queue, what was queued behind it lost), a step of its
 // own with the manual transport, so that clients whose connections dropped together react one at a time.
 // Caller holds s.mu.
-func (s *Server) dropMember(i int, why string) int {
+func (s *Server) dropMember(i int, why string) int { return s.dropMemberAs(i, why, false) }
+
+// dropMemberAs is dropMember; with behind set, each client gets what was queued for it before the drop (a
+// reconfig's reply, say, before the election it starts closes the connection).
+func (s *Server) dropMemberAs(i int, why string, behind bool) int {
 	n := 0
 	for _, c := range s.clients {
 		switch {
@@ -328,12 +404,16 @@ func (s *Server) dropMember(i int, why string) int {
 			c.connecting.done <- false
 			c.connecting = nil
 		case c.connected && (c.wireClient && c.link != nil && c.link.member == i || !c.wireClient && c.member == i):
-			if len(c.outbox) > 0 && c.outbox[0].drop {
-				continue // dropped already (by the stop that preceded this election, say)
+			if len(c.outbox) > 0 && c.outbox[0].drop || behind && c.closing {
+				continue // dropped or closing already (by the stop that preceded this election, say)
 			}
 			s.record(c, "drop", "%s", why)
 			c.closing = true
-			c.outbox = append([]outItem{{drop: true}}, c.outbox...)
+			if behind {
+				c.outbox = append(c.outbox, outItem{hangUp: true}) // the server closes it once the queue is written
+			} else {
+				c.outbox = append([]outItem{{drop: true}}, c.outbox...)
+			}
 			n++
 		}
 	}
@@ -390,4 +470,30 @@ func (c *Conn) servedBy() int {
 		return c.link.member
 	}
 	return c.member
+}
+
+// reconfigured brings the emulated ensemble in line with the configuration a reconfig committed: a joining
+// server it has no member for becomes a stopped member, and when the leader is no longer a participant, the
+// others elect a new one, closing every client connection (after what was queued for it), as a real
+// ensemble does when a reconfig removes its leader (measured). A removed server keeps running and serving as
+// a follower. Caller holds s.mu.
+func (s *Server) reconfigured() {
+	if s.core.config == nil {
+		return
+	}
+	for _, q := range s.core.config.servers {
+		if !slices.Contains(s.ens.ids, q.id) {
+			s.ens.add(q.id)
+			s.record(nil, "reconfig", "server.%d joined the configuration; the ensemble does not run it (s%d, stopped)", q.id, s.ens.size()-1)
+		}
+	}
+	if old := s.ens.leader; old >= 0 && !s.voter(old) {
+		s.ens.leader = -1
+		dropped := 0
+		for m := range s.ens.size() {
+			dropped += s.dropMemberAs(m, "leader election after a reconfig: server s"+strconv.Itoa(m)+" closed its connections", true)
+		}
+		s.elect()
+		s.record(nil, "reconfig", "the leader s%d left the participants, %d connections closed by the election; s%d leads, session deadlines restart", old, dropped, s.ens.leader)
+	}
 }

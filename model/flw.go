@@ -306,6 +306,8 @@ func (s *Server) memberView(l *wireLink) memberView {
 		v.mode = "standalone"
 	case s.ens.leader == i:
 		v.mode = "leader"
+	case s.observer(i):
+		v.mode = "observer"
 	default:
 		v.mode = "follower"
 	}
@@ -521,9 +523,9 @@ func (s *Server) conf(i int) string {
 	}
 	tick := s.cfg.tick.Milliseconds()
 	lo, hi := s.cfg.sessionBounds()
-	serverID := 0
+	serverID := int64(0)
 	if s.ens.size() > 1 {
-		serverID = i + 1
+		serverID = s.ens.ids[i]
 	}
 	fmt.Fprintf(&b, "clientPort=%d\nsecureClientPort=-1\ndataDir=/var/lib/zookeeper/version-2\ndataDirSize=0\n"+
 		"dataLogDir=/var/lib/zookeeper/version-2\ndataLogSize=0\ntickTime=%d\nmaxClientCnxns=60\nminSessionTimeout=%d\n"+
@@ -531,11 +533,13 @@ func (s *Server) conf(i int) string {
 	if s.ens.size() == 1 {
 		return b.String()
 	}
-	b.WriteString("initLimit=10\nsyncLimit=5\nelectionAlg=3\nelectionPort=0\nquorumPort=0\npeerType=0\nmembership: \n")
-	for m := range s.ens.size() {
-		fmt.Fprintf(&b, "server.%d=127.0.0.1:0:0:participant\n", m+1)
+	q, _ := s.core.config.find(s.ens.ids[i])
+	peerType := 0
+	if q.observer {
+		peerType = 1
 	}
-	b.WriteString("version=0") // no newline: as measured
+	fmt.Fprintf(&b, "initLimit=10\nsyncLimit=5\nelectionAlg=3\nelectionPort=%d\nquorumPort=%d\npeerType=%d\nmembership: \n", q.electionPort, q.quorumPort, peerType)
+	b.WriteString(s.core.config.text()) // no newline after the version: as measured
 	return b.String()
 }
 
@@ -586,14 +590,14 @@ var (
 
 // mntr formats the monitoring figures, tab-separated, from the fresh server's template.
 func (s *Server) mntr(v memberView) string {
-	template := map[string]string{"standalone": mntrStandalone, "leader": mntrLeader, "follower": mntrFollower}[v.mode]
+	template := map[string]string{"standalone": mntrStandalone, "leader": mntrLeader, "follower": mntrFollower, "observer": mntrFollower}[v.mode]
 	uptime := v.now - s.cfg.start.UnixMilli()
 	followers := 0
 	var sids []int
 	for m := range s.ens.size() {
 		if m != s.ens.leader && !s.ens.down[m] {
 			followers++
-			sids = append(sids, m+1)
+			sids = append(sids, int(s.ens.ids[m]))
 		}
 	}
 	known := map[string]string{

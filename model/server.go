@@ -43,6 +43,8 @@ type config struct {
 	superDigest string     // WithSuperDigest
 	sasl        SASLConfig // WithSASL
 	members     int
+	memberList  []EnsembleMember // WithMembers
+	reconfig    bool             // WithReconfig
 
 	fourLetterWords []string // WithFourLetterWords; nil: DefaultFourLetterWords
 }
@@ -118,7 +120,13 @@ func NewServer(opts ...Option) *Server {
 	core.configureReaper(cfg.extended, cfg.check.Milliseconds())
 	core.super = cfg.superDigest
 	core.saslSuper, core.saslACL = cfg.sasl.SuperUser, cfg.sasl.ACLs
-	return &Server{cfg: cfg, core: core, ens: newEnsemble(cfg.members)}
+	core.reconfigOn = cfg.reconfig
+	members := cfg.memberList
+	if members == nil {
+		members = defaultMembers(max(cfg.members, 1))
+	}
+	core.setMembers(members)
+	return &Server{cfg: cfg, core: core, ens: newEnsemble(memberIDs(members))}
 }
 
 // Record is one step of the server's history, as given to an observer.
@@ -194,7 +202,8 @@ func (s *Server) Connect(sessionTimeout time.Duration) (*Conn, <-chan zk.Event, 
 	defer s.mu.Unlock()
 	member := s.ens.next(len(s.clients) % s.ens.size()) // clients spread over the ensemble's servers
 	if member < 0 {
-		return nil, nil, fmt.Errorf("model: Connect: no server is serving: %d of %d run, a quorum needs %d (StartServer)", s.ens.running(), s.ens.size(), s.ens.size()/2+1)
+		_, need := s.quorum()
+		return nil, nil, fmt.Errorf("model: Connect: no server is serving: %d of %d run, a quorum needs %d participants (StartServer)", s.ens.running(), s.ens.size(), need)
 	}
 	c := &Conn{
 		member:   member,

@@ -597,7 +597,7 @@ func isMultiType(t int32) bool { return t == jute.OpMulti || t == jute.OpMultiRe
 func isWriteType(t int32) bool {
 	switch t {
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL, jute.OpDelete, jute.OpSetData,
-		jute.OpSetACL, jute.OpCheck, jute.OpMulti, jute.OpCloseSession:
+		jute.OpSetACL, jute.OpCheck, jute.OpMulti, jute.OpCloseSession, jute.OpReconfig:
 		return true
 	}
 	return false
@@ -646,6 +646,8 @@ func coreRequest(r *jute.Request) *request {
 		return &request{op: opPing}
 	case jute.OpCloseSession:
 		return &request{op: opCloseSession}
+	case jute.OpReconfig:
+		return &request{op: opReconfig, reconf: &reconfigRequest{joining: r.Joining, leaving: r.Leaving, newMembers: r.NewMembers, fromConfig: r.CurConfigID}}
 	case jute.OpMulti:
 		ops := make([]any, 0, len(r.Ops))
 		for _, o := range r.Ops {
@@ -735,6 +737,10 @@ func errCode(err error) int32 {
 		return -115
 	case errNoWatcher:
 		return -121
+	case errNewConfigNoQuorum:
+		return -13
+	case zk.ErrReconfigDisabled:
+		return -123
 	}
 	return -1 // a system error: not one the core returns
 }
@@ -779,6 +785,9 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 	if w.frame != nil {
 		c.outbox = append(c.outbox, outItem{call: cl})
 	}
+	if cl.req != nil && cl.req.op == opReconfig {
+		s.reconfigured() // after the reply is queued: the client gets it before an election drops its connection
+	}
 	if hangUp {
 		c.closing = true
 		c.outbox = append(c.outbox, outItem{hangUp: true})
@@ -787,6 +796,9 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 
 func (s *Server) applyCore(c *Conn, cl *call) string {
 	w := cl.wire
+	if cl.req.op == opReconfig {
+		cl.req.reconf.running = s.ens.runningIDs()
+	}
 	res, notes := s.core.apply(c.session, cl.req)
 	s.noteRead(c.servedBy(), cl.req, res)
 	// The server sends the notifications a transaction fires before its reply, to every session.

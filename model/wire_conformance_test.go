@@ -42,6 +42,14 @@ func TestWireConformance(t *testing.T) {
 		target.ConnectWatch = rawTarget(addrs, nil)
 		conformance.Run(t, target)
 	})
+	t.Run("reconfig", func(t *testing.T) {
+		// The reconfig rules, on an ensemble with reconfigEnabled (the others run on one without it).
+		srv := model.NewServer(model.WithEnsemble(3), model.WithReconfig(), model.WithSuperDigest(conformanceSuperDigest))
+		t.Cleanup(func() { _ = srv.Close() })
+		target := wireTarget(srv, inProcess(srv))
+		target.Reconfig.Enabled, target.Only = true, []string{"reconfig/"}
+		conformance.Run(t, target)
+	})
 	t.Run("ttl", func(t *testing.T) {
 		// The TTL rules, on a server with extended types and a 100 ms container check interval.
 		srv := model.NewServer(model.WithExtendedTypes(), model.WithContainerCheckInterval(100*time.Millisecond))
@@ -109,6 +117,7 @@ func wireTarget(srv *model.Server, connect func(*testing.T, time.Duration) (*zk.
 		},
 		Ensemble:               ensembleHook(srv),
 		SuperUser:              conformanceSuperUser,
+		Reconfig:               &conformance.Reconfig{Servers: srv.Members()},
 		ContainerCheckInterval: model.DefaultContainerCheckInterval * time.Millisecond,
 		Advance:                func(t *testing.T, d time.Duration) { srv.Advance(d) },
 	}

@@ -47,6 +47,7 @@ func TestConformance(t *testing.T) {
 			return rawzk.ZK{C: c, Timeout: 20 * time.Second}, events
 		},
 		SuperUser: superUserOf(env.ensemble),
+		Reconfig:  reconfigOf(env.ensemble),
 		Ensemble: &conformance.Ensemble{
 			Servers:  env.ensemble.Servers(),
 			ServerOf: func(t *testing.T, conn conformance.Conn) int { return env.serverOf(t, conn) },
@@ -75,6 +76,15 @@ func superUserOf(e *Ensemble) string {
 		return SharedSuperUser
 	}
 	return ""
+}
+
+// reconfigOf is the shared ensemble's configuration for the reconfig rules: its servers, reconfigEnabled off
+// (ZooKeeper's default); none for one named by ZK_SERVERS, whose configuration the harness cannot know.
+func reconfigOf(e *Ensemble) *conformance.Reconfig {
+	if e.Harness() {
+		return &conformance.Reconfig{Servers: e.Servers()}
+	}
+	return nil
 }
 
 // serverOf returns the server a session's client is connected to, through
@@ -106,28 +116,47 @@ func TestConformanceTTL(t *testing.T) {
 		"znode.container.checkIntervalMs": strconv.FormatInt(ttlCheckInterval.Milliseconds(), 10),
 	}})
 	conformance.Run(t, conformance.Target{
-		Connect: func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
-			t.Helper()
-			rec := evqueue.NewSession()
-			conn, events, err := zk.Connect(e.Addrs(), sessionTimeout, zk.WithLogInfo(false), zk.WithLogger(testLogger{t}), rec.Option())
-			if err != nil {
-				t.Fatalf("connect to %v: %v", e.Addrs(), err)
-			}
-			events = rec.Follow(events)
-			// Wait for the session without reading events: the suite checks them.
-			deadline := time.Now().Add(20 * time.Second)
-			for conn.State() != zk.StateHasSession {
-				if time.Now().After(deadline) {
-					conn.Close()
-					t.Fatalf("no session from %v after 20s (state %s)", e.Addrs(), conn.State())
-				}
-				time.Sleep(time.Millisecond)
-			}
-			return conn, events
-		},
+		Connect:                directConnect(e),
 		ExtendedTypes:          true,
 		ContainerCheckInterval: ttlCheckInterval,
 		Advance:                func(t *testing.T, d time.Duration) { time.Sleep(d) },
 		Only:                   []string{"ttl/", "container/"},
+	})
+}
+
+// directConnect is Target.Connect for a go-zookeeper client that reaches e's servers directly (no proxies).
+func directConnect(e *Ensemble) func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
+	return func(t *testing.T, sessionTimeout time.Duration) (conformance.Conn, <-chan zk.Event) {
+		t.Helper()
+		rec := evqueue.NewSession()
+		conn, events, err := zk.Connect(e.Addrs(), sessionTimeout, zk.WithLogInfo(false), zk.WithLogger(testLogger{t}), rec.Option())
+		if err != nil {
+			t.Fatalf("connect to %v: %v", e.Addrs(), err)
+		}
+		events = rec.Follow(events)
+		// Wait for the session without reading events: the suite checks them.
+		deadline := time.Now().Add(20 * time.Second)
+		for conn.State() != zk.StateHasSession {
+			if time.Now().After(deadline) {
+				conn.Close()
+				t.Fatalf("no session from %v after 20s (state %s)", e.Addrs(), conn.State())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return conn, events
+	}
+}
+
+// TestConformanceReconfig runs the reconfig rules on a 3-server ensemble of its own with reconfigEnabled=true
+// and the super user SharedSuperUser (never ZK_SERVERS: the rules change its membership, with servers it
+// does not run, and put it back).
+func TestConformanceReconfig(t *testing.T) {
+	e := startForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true"},
+		SystemProperties: map[string]string{SuperDigestProperty: SuperDigest(SharedSuperUser)}})
+	conformance.Run(t, conformance.Target{
+		Connect:   directConnect(e),
+		SuperUser: SharedSuperUser,
+		Reconfig:  &conformance.Reconfig{Enabled: true, Servers: e.Servers()},
+		Only:      []string{"reconfig/"},
 	})
 }

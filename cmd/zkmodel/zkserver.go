@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zkmodel/zkmodel/dropin"
+	"github.com/zkmodel/zkmodel/model"
 )
 
 // This file is `zkmodel zkserver`, the command behind dropin/bin/zkServer.sh: ZooKeeper's server script's
@@ -245,6 +246,19 @@ func dialDaemon(ctx context.Context, cfg dropin.Config, files clusterFiles) (net
 	}
 }
 
+// ensembleMembers turns a zoo.cfg's server.N lines into the model's configuration of them.
+func ensembleMembers(members []dropin.Member) []model.EnsembleMember {
+	out := make([]model.EnsembleMember, len(members))
+	for i, m := range members {
+		out[i] = model.EnsembleMember{ID: int64(m.ID), Host: m.Host, QuorumPort: m.PeerPort, ElectionPort: m.ElectionPort, Observer: m.Observer}
+		if h, p, err := net.SplitHostPort(m.ClientAddr); err == nil {
+			out[i].ClientHost = h
+			out[i].ClientPort, _ = strconv.Atoi(p) // dropin checked it
+		}
+	}
+	return out
+}
+
 // spawnDaemon starts `zkmodel zkserver-daemon` for cfg's cluster in a session of its own, with its output in
 // the log file: never the caller's stdout or stderr, whose pipes a harness waits on until they close.
 func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
@@ -286,6 +300,16 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	}
 	if cfg.ContainerCheckInterval > 0 {
 		args = append(args, "-container-check-interval", cfg.ContainerCheckInterval.String())
+	}
+	if cfg.ReconfigEnabled {
+		args = append(args, "-reconfig")
+	}
+	if len(cfg.Members) > 0 {
+		servers, err := json.Marshal(ensembleMembers(cfg.Members))
+		if err != nil {
+			return nil, fmt.Errorf("start the cluster's daemon: encode its servers: %w", err)
+		}
+		args = append(args, "-servers", string(servers))
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -38,6 +38,8 @@ type daemonOptions struct {
 	containerInterval time.Duration
 	sasl              saslFlags
 	linger            time.Duration
+	reconfig          bool                   // reconfigEnabled
+	servers           []model.EnsembleMember // the server.N lines (nil: -members servers of the model's default configuration)
 }
 
 // defaultLinger is how long a daemon outlives the last of its members' processes (ZKMODEL_LINGER).
@@ -58,11 +60,18 @@ func parseDaemonArgs(args []string) (daemonOptions, error) {
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "TTL nodes allowed")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", model.DefaultContainerCheckInterval*time.Millisecond, "container manager period")
 	o.sasl.register(fs)
+	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
+	servers := fs.String("servers", "", "the server.N lines, as JSON model.EnsembleMember values")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: zkserver-daemon: %v (it is started by `zkmodel zkserver`, not by hand)", errUsage, err)
 	}
 	if o.socket == "" || o.members < 1 || o.tick <= 0 {
 		return o, fmt.Errorf("%w: zkserver-daemon needs -socket, -members ≥ 1 and -tick > 0", errUsage)
+	}
+	if *servers != "" {
+		if err := json.Unmarshal([]byte(*servers), &o.servers); err != nil || len(o.servers) != o.members {
+			return o, fmt.Errorf("%w: zkserver-daemon -servers=%q: want a JSON list of the -members=%d servers (%v)", errUsage, *servers, o.members, err)
+		}
 	}
 	o.linger = defaultLinger
 	if v := os.Getenv("ZKMODEL_LINGER"); v != "" {
@@ -102,6 +111,12 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if o.extendedTypes {
 		opts = append(opts, model.WithExtendedTypes())
+	}
+	if o.reconfig {
+		opts = append(opts, model.WithReconfig())
+	}
+	if o.servers != nil {
+		opts = append(opts, model.WithMembers(o.servers...))
 	}
 	sasl, err := o.sasl.option()
 	if err != nil {

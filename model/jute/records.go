@@ -250,6 +250,11 @@ type Request struct {
 
 	Token []byte // sasl (GetSASLRequest): the client's SASL token; nil for a null buffer
 
+	// reconfig: the joining and leaving servers (incremental), the whole new membership, each nil for a null
+	// string; and the version the configuration must be at (-1: any).
+	Joining, Leaving, NewMembers []byte
+	CurConfigID                  int64
+
 	Ops []Request // multi, multiRead: each op with Header.Type set to its type (Xid unused)
 }
 
@@ -304,6 +309,11 @@ func encodeBody(e *Encoder, r *Request) error {
 		e.Buffer(r.Auth)
 	case OpSASL:
 		e.Buffer(r.Token)
+	case OpReconfig:
+		e.Buffer(r.Joining)
+		e.Buffer(r.Leaving)
+		e.Buffer(r.NewMembers)
+		e.Long(r.CurConfigID)
 	case OpMulti, OpMultiRead:
 		for i := range r.Ops {
 			op := &r.Ops[i]
@@ -399,6 +409,9 @@ func decodeBody(d *Decoder, r *Request, depth int) error {
 		r.Auth = d.Buffer()
 	case OpSASL:
 		r.Token = d.Buffer()
+	case OpReconfig:
+		r.Joining, r.Leaving, r.NewMembers = d.Buffer(), d.Buffer(), d.Buffer()
+		r.CurConfigID = d.Long()
 	case OpMulti, OpMultiRead:
 		if depth > 0 {
 			return fmt.Errorf("jute: a multi inside a multi")
@@ -468,7 +481,7 @@ func EncodeResponse(e *Encoder, op int32, r *Response) {
 		EncodeStat(e, &r.Stat)
 	case OpExists, OpSetData, OpSetACL:
 		EncodeStat(e, &r.Stat)
-	case OpGetData:
+	case OpGetData, OpReconfig: // a reconfig answers with the new configuration, as getData of it would
 		e.Buffer(r.Data)
 		EncodeStat(e, &r.Stat)
 	case OpGetACL:
@@ -533,7 +546,7 @@ func DecodeResponse(d *Decoder, op int32) (Response, error) {
 		r.Stat = DecodeStat(d)
 	case OpExists, OpSetData, OpSetACL:
 		r.Stat = DecodeStat(d)
-	case OpGetData:
+	case OpGetData, OpReconfig:
 		r.Data = d.Buffer()
 		r.Stat = DecodeStat(d)
 	case OpGetACL:
