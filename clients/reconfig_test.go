@@ -67,14 +67,18 @@ func reconfigTargets(ctx context.Context, t *testing.T) []reconfigTarget {
 			return nil
 		}
 	}
+	// The stand-in as go-zookeeper's harness starts it: zoo.cfg with reconfigEnabled, the super digest in
+	// SERVER_JVMFLAGS, a server stopped by SIGKILL and started by running zkServer.sh again.
+	standin := startStandin(ctx, t, 3, "-D"+realzk.SuperDigestProperty+"="+digest, "reconfigEnabled=true")
 	return []reconfigTarget{
 		{"real, reconfigEnabled=true", real.Addrs(), real.Kill, func(i int) error { return real.Restart(ctx, i) }},
 		{"zkmodel serve -reconfig", strings.Split(fake.Addr, ","), control("stop"), control("start")},
+		{"zkServer.sh stand-in, reconfigEnabled=true", standin.addrs, standin.stop, func(i int) error { return standin.start(ctx, i) }},
 	}
 }
 
 // TestReconfig: kazoo's reconfig and go-zookeeper's IncrementalReconfig and Reconfig get the same from
-// `zkmodel serve -reconfig` as from a real 3-server ZooKeeper 3.8 with reconfigEnabled=true (what each prints
+// `zkmodel serve -reconfig` and from the zkServer.sh stand-in as from a real 3-server ZooKeeper 3.8 with reconfigEnabled=true (what each prints
 // holds no port, id or version, so that both sides print alike; the real side runs first, so its answers are
 // what the model's are held to).
 func TestReconfig(t *testing.T) {

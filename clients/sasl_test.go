@@ -117,8 +117,17 @@ func saslServe(ctx context.Context, t *testing.T) (target, func()) {
 	return target{name: "zkmodel serve -jaas", connect: addrs.Addr}, stop
 }
 
-// TestKazooSASL: kazoo logs in by SASL DIGEST-MD5 (sasl_options) on a real ZooKeeper 3.8 and on `zkmodel serve
-// -jaas`; a sasl ACL (and an auth one, which expands to the sasl identity) then admits that user alone, and
+// standinSASLTarget starts the zkServer.sh stand-in as a harness starts a secured ZooKeeper: the JAAS file
+// and the super user in SERVER_JVMFLAGS, the SASL authentication provider in zoo.cfg.
+func standinSASLTarget(ctx context.Context, t *testing.T) target {
+	t.Helper()
+	s := startStandin(ctx, t, 1, "-Djava.security.auth.login.config="+serverJAAS(t)+" -Dzookeeper.superUser="+saslSuperUser,
+		"authProvider.1="+saslAuthProvider)
+	return target{name: "zkServer.sh stand-in", connect: s.addrs[0]}
+}
+
+// TestKazooSASL: kazoo logs in by SASL DIGEST-MD5 (sasl_options) on a real ZooKeeper 3.8, on `zkmodel serve
+// -jaas` and on the zkServer.sh stand-in given the JAAS file in SERVER_JVMFLAGS; a sasl ACL (and an auth one, which expands to the sasl identity) then admits that user alone, and
 // the super user; a sasl id KerberosName refuses is InvalidACL; a wrong password fails the login: the server
 // closes the connection, kazoo's session is lost and its calls are refused.
 func TestKazooSASL(t *testing.T) {
@@ -138,7 +147,7 @@ func TestKazooSASL(t *testing.T) {
 		"wrong password read: refused\n"
 	serve, stop := saslServe(ctx, t)
 	defer stop()
-	for _, tg := range []target{realSASLTarget(t), serve} {
+	for _, tg := range []target{realSASLTarget(t), serve, standinSASLTarget(ctx, t)} {
 		out, err := exec.CommandContext(ctx, python, filepath.Join("python", "kazoo_sasl.py"), tg.connect,
 			"jaasuser", saslUsers["jaasuser"], "other", saslUsers["other"], saslSuperUser, saslUsers[saslSuperUser]).Output()
 		if err != nil {

@@ -86,11 +86,7 @@ type serveAddrs struct{ Addr, Control string }
 // addresses and a stop that sends SIGTERM and checks it exits with 0.
 func startServe(ctx context.Context, t *testing.T, args ...string) (serveAddrs, func()) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "zkmodel")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/zkmodel/zkmodel/cmd/zkmodel").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/zkmodel: %v\n%s", err, out)
-	}
-	server := exec.CommandContext(ctx, bin, append([]string{"serve"}, args...)...)
+	server := exec.CommandContext(ctx, buildZkmodel(ctx, t), append([]string{"serve"}, args...)...)
 	stdout, err := server.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
