@@ -509,3 +509,30 @@ func TestZKServerSessionTimeouts(t *testing.T) {
 		t.Errorf("start-foreground with minSessionTimeout above maxSessionTimeout: exit %d, %q", code, out)
 	}
 }
+
+// TestZKServerWhitelist: a standard zoo.cfg's 4lw.commands.whitelist=srvr reaches the stand-in's server, as it
+// reaches a real one: srvr is answered, ruok and mntr get 3.8's refusal, and a zoo.cfg without the line gets
+// 3.8's default (srvr alone) too.
+func TestZKServerWhitelist(t *testing.T) {
+	for _, extra := range [][]string{{"4lw.commands.whitelist=srvr"}, nil} {
+		c := newCluster(t, 1, "", extra...)
+		if extra == nil { // newCluster allows every word: write the zoo.cfg without the line
+			raw, err := os.ReadFile(c.cfgs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(c.cfgs[0], []byte(strings.ReplaceAll(string(raw), "4lw.commands.whitelist=*\n", "")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.start(0)
+		if got := askWord(t, c.addr(0), "srvr", false); !strings.Contains(got, "Mode: standalone\n") {
+			t.Errorf("%q: srvr answered %q", extra, got)
+		}
+		for _, word := range []string{"ruok", "mntr"} {
+			if got, want := askWord(t, c.addr(0), word, false), word+" is not executed because it is not in the whitelist.\n"; got != want {
+				t.Errorf("%q: %s answered %q, want %q", extra, word, got, want)
+			}
+		}
+	}
+}
