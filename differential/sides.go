@@ -181,11 +181,14 @@ func waitAlone(ctx context.Context, addrs []string, admin int64) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, sessionTimeout+collectTimeout)
 	defer cancel()
+	var live map[int64]bool // the other sessions the last look that found any found
 	for {
 		others := map[int64]bool{}
+		var errs []error // a server that did not answer may hold sessions: not alone yet
 		for _, addr := range addrs {
 			answer, err := realzk.FourLetter(ctx, addr, "dump")
 			if err != nil {
+				errs = append(errs, err)
 				continue
 			}
 			for _, id := range dumpedSessions(answer) {
@@ -194,13 +197,19 @@ func waitAlone(ctx context.Context, addrs []string, admin int64) error {
 				}
 			}
 		}
-		if len(others) == 0 {
+		if len(others) == 0 && len(errs) == 0 {
 			return nil
+		}
+		if len(others) > 0 || len(errs) == 0 {
+			live = others
 		}
 		select {
 		case <-ctx.Done():
+			if len(live) == 0 {
+				return fmt.Errorf("wait until no other session lives on the ensemble: %w (%w)", errors.Join(errs...), ErrHiccup)
+			}
 			var ids []string
-			for _, id := range slices.Sorted(maps.Keys(others)) {
+			for _, id := range slices.Sorted(maps.Keys(live)) {
 				ids = append(ids, fmt.Sprintf("%#x", id))
 			}
 			return fmt.Errorf("sessions %s still live on the ensemble after %v: a sequence needs the ensemble to itself, since another session's end takes a zxid in the middle of it; close every session a test opens (zk.Conn.Close)",
