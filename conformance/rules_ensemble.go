@@ -28,9 +28,15 @@ type Ensemble struct {
 	Wait func(t *testing.T, d time.Duration)
 }
 
+// outageSessionTimeout is the quorum-loss rule's session timeout. When a majority is back, the new leader
+// gives every session its whole timeout again, and the client must be back within it: go-zookeeper sleeps
+// a second each time it has tried every server, so with expiryTimeout (1 s) a real session expired on a
+// loaded machine (once in 10 fresh-clone runs) before the client reconnected.
+const outageSessionTimeout = 3 * expiryTimeout
+
 // outage is how long the quorum-loss rule keeps a majority stopped: longer than its session's
-// timeout (expiryTimeout), so that the rule shows no session expires without a leader.
-const outage = 3 * expiryTimeout
+// timeout, so that the rule shows no session expires without a leader.
+const outage = 2 * outageSessionTimeout
 
 // stopped stops server i and restarts it when the rule ends, unless started is called first.
 func (h *harness) stopped(t *testing.T, i int) (start func()) {
@@ -122,7 +128,7 @@ var ensembleRules = []rule{
 	}},
 	{"ensemble/without a majority the client stays disconnected and its session outlives the outage", func(t *testing.T, h *harness) {
 		e := h.target.Ensemble
-		c := h.connectTimeout(expiryTimeout)
+		c := h.connectTimeout(outageSessionTimeout)
 		mustCreate(t, c, h.path("e"), nil, zk.FlagEphemeral)
 		sid, on := c.SessionID(), e.ServerOf(t, c.Conn)
 		// Stop a majority, the client's own server aside: it is left without a quorum. (The client

@@ -636,3 +636,90 @@ func runScenarios(t *testing.T, p *pair, scenarios []struct {
 		})
 	}
 }
+
+// TestWaitAlone: a real side's sequence waits for the sessions other runs left on the ensemble to end (their
+// end would take a zxid in the middle of it), and names them when they do not.
+func TestWaitAlone(t *testing.T) {
+	e := realzk.Shared(t)
+	// Earlier tests' sessions may still be ending: start from an ensemble with none.
+	if err := waitAlone(context.Background(), e.Addrs(), 0); err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := connectReal(context.Background(), e.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Sync("/"); err != nil { // the session exists once a request of it is answered
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	err = waitAlone(ctx, e.Addrs(), 0)
+	if want := fmt.Sprintf("sessions %#x still live", other.SessionID()); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("waitAlone with a session open = %v, want an error naming it (%q)", err, want)
+	}
+	if err := waitAlone(context.Background(), e.Addrs(), other.SessionID()); err != nil {
+		t.Fatalf("waitAlone sparing the open session's id = %v", err)
+	}
+	other.Close()
+	if err := waitAlone(context.Background(), e.Addrs(), 0); err != nil {
+		t.Fatalf("waitAlone after the session closed = %v", err)
+	}
+}
+
+// BenchmarkCreateAfterSetACL measures how often a real ensemble admits a create under a node whose setACL,
+// just applied by the session's follower, took the create permission away: once without waiting, and once
+// after leaderApplied (what RealSide.Settle does after every step). Run it on a loaded machine (the window
+// is the leader's lag): go test -run '^$' -bench CreateAfterSetACL ./differential
+func BenchmarkCreateAfterSetACL(b *testing.B) {
+	e := realzk.Shared(b)
+	var follower string
+	for _, addr := range e.Addrs() {
+		if mode, _ := realzk.ServerMode(context.Background(), addr); mode == realzk.ModeFollower {
+			follower = addr
+		}
+	}
+	if follower == "" {
+		b.Fatalf("no follower among %v", e.Addrs())
+	}
+	conn, _, err := connectReal(context.Background(), []string{follower})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(conn.Close)
+	for _, wait := range []bool{false, true} {
+		b.Run(fmt.Sprintf("leaderApplied=%v", wait), func(b *testing.B) {
+			admitted := 0
+			for i := range b.N {
+				p := fmt.Sprintf("/create-after-setacl-%v-%d-%d", wait, b.N, i)
+				if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := conn.SetACL(p, zk.WorldACL(zk.PermRead|zk.PermWrite|zk.PermAdmin), -1); err != nil {
+					b.Fatal(err)
+				}
+				if wait {
+					if err := leaderApplied(context.Background(), e.Addrs()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := conn.Create(p+"/y", nil, 0, zk.WorldACL(zk.PermAll)); err == nil {
+					admitted++
+				}
+				if _, err := conn.SetACL(p, zk.WorldACL(zk.PermAll), -1); err != nil {
+					b.Fatal(err)
+				}
+				// The same window the other way round: the delete of p/y would be checked against
+				// the ACL without delete.
+				if err := leaderApplied(context.Background(), e.Addrs()); err != nil {
+					b.Fatal(err)
+				}
+				if err := deleteAll(conn, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(admitted)/float64(b.N), "admitted/op")
+		})
+	}
+}

@@ -27,7 +27,7 @@
 // step the call's normalised results, the events the acting session had received when the call
 // returned, and the events every session received by the time the step settled. Normalisation
 // removes what legitimately differs: zxids become offsets from the czxid of the sequence's base
-// node (B+3), times become 0 or T, session ids become s1, s2, s3, paths under the base become ~/…,
+// node (B+3; in timed sequences their ranks, B#3, see rankZxids), times become 0 or T, session ids become s1, s2, s3, paths under the base become ~/…,
 // children are sorted, digest hashes of the sequences' users are shown by name, and errors are named by the go-zookeeper sentinel they match (or by their
 // message when none does). Compare reports the first difference between two transcripts, and
 // SideBySide prints them in two columns.

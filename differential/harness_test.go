@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,6 +124,38 @@ func TestCompareReportsMissingWatchEvents(t *testing.T) {
 	}
 }
 
+// TestTimedZxidsByRank: a timed run's zxids are compared by rank, so that two runs whose servers spent
+// different numbers of zxids between the same observations (a real container manager retrying a delete)
+// render alike, and a run that saw them in another order does not.
+func TestTimedZxidsByRank(t *testing.T) {
+	render := func(zxids ...int64) *Transcript {
+		r := &runner{baseline: 100, timed: true, owners: map[int64]string{}}
+		tr := &Transcript{}
+		for _, z := range zxids {
+			tr.Steps = append(tr.Steps, Step{Result: "stat=" + r.stat(&zk.Stat{Czxid: 100, Mzxid: z, Pzxid: 7})})
+		}
+		tr.Final = []string{"~ " + r.stat(&zk.Stat{Czxid: zxids[len(zxids)-1]})}
+		rankZxids(tr)
+		return tr
+	}
+	model, real := render(101, 104, 105), render(101, 107, 111)
+	if d := Compare(model, real); d != "" {
+		t.Fatalf("runs that saw the same zxids in the same order differ: %s", d)
+	}
+	if got, want := model.Steps[1].Result, "stat={cz=B#0 mz=B#2 pz=<B ct=0 mt=0 v=0 cv=0 av=0 owner=0 len=0 nch=0}"; got != want {
+		t.Errorf("step 2 = %s, want %s", got, want)
+	}
+	if got, want := model.Final[0], "~ {cz=B#3 mz=0 pz=0 ct=0 mt=0 v=0 cv=0 av=0 owner=0 len=0 nch=0}"; got != want {
+		t.Errorf("final = %s, want %s", got, want)
+	}
+	if d := Compare(model, render(101, 105, 104)); d == "" {
+		t.Error("runs that saw zxids in another order compare equal")
+	}
+	if d := Compare(model, render(101, 101, 105)); d == "" {
+		t.Error("a run that saw one zxid twice compares equal to one that saw two")
+	}
+}
+
 func TestNormalisation(t *testing.T) {
 	r := &runner{base: "/d/1", baseline: 100, owners: map[int64]string{42: "s1"}}
 	st := &zk.Stat{Czxid: 100, Mzxid: 103, Pzxid: 7, Ctime: 5, EphemeralOwner: 42, DataLength: 1}
@@ -175,5 +208,26 @@ func TestHiccupsAreTheSidesTrouble(t *testing.T) {
 		if !strings.Contains(err.Error(), "waiting for a connection") {
 			t.Errorf("%s: %v does not say what failed", tc.name, err)
 		}
+	}
+}
+
+// TestDumpedSessions reads the session ids out of answers to "dump" as ZooKeeper 3.8's leader and follower
+// gave them (tickTime 100 ms, two sessions).
+func TestDumpedSessions(t *testing.T) {
+	leader := "SessionTracker dump:\nSession Sets (3)/(2):\n0 expire at Sat Dec 05 16:10:53 UTC 2026:\n" +
+		"1 expire at Sat Dec 05 16:10:53 UTC 2026:\n\t0x100011d8cb10000\n1 expire at Sat Dec 05 16:10:57 UTC 2026:\n" +
+		"\t0x100011d8cb10001\nephemeral nodes dump:\nSessions with Ephemerals (1):\n0x100011d8cb10007:\n\t/e\n" +
+		"Connections dump:\nConnections Sets (2)/(1):\n0 expire at Sat Dec 05 16:10:56 UTC 2026:\n" +
+		"1 expire at Sat Dec 05 16:11:06 UTC 2026:\n\tip: /127.0.0.1:36338 sessionId: 0x0\n"
+	follower := "SessionTracker dump:\nGlobal Sessions(2):\n0x100011d8cb10000\t10000ms\n0x100011d8cb10001\t10000ms\n" +
+		"ephemeral nodes dump:\nSessions with Ephemerals (0):\nConnections dump:\nConnections Sets (2)/(2):\n"
+	want := []int64{0x100011d8cb10000, 0x100011d8cb10001}
+	for name, answer := range map[string]string{"leader": leader, "follower": follower} {
+		if got := dumpedSessions(answer); !slices.Equal(got, want) {
+			t.Errorf("%s: dumpedSessions = %#x, want %#x", name, got, want)
+		}
+	}
+	if got := dumpedSessions("dump is not executed because it is not in the whitelist.\n"); len(got) != 0 {
+		t.Errorf("dumpedSessions of a refusal = %#x, want none", got)
 	}
 }

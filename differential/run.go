@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,6 +96,8 @@ type runner struct {
 	admin    Session
 	base     string
 	baseline int64
+	// timed renders zxids as placeholders that rankZxids turns into ranks once the run is over (see zxid).
+	timed    bool
 	sessions []Session // index i-1 is session i
 	logs     []*eventLog
 	closed   []bool
@@ -120,10 +124,18 @@ func Run(ctx context.Context, side Side, base string, seq Sequence) (tr *Transcr
 	if err != nil {
 		return nil, fmt.Errorf("%s: read base %s: %w", side.Name(), base, err)
 	}
-	r := &runner{side: side, admin: admin, base: base, baseline: st.Czxid, owners: map[int64]string{}, containers: map[string]bool{}}
+	r := &runner{side: side, admin: admin, base: base, baseline: st.Czxid, timed: seq.Timed, owners: map[int64]string{}, containers: map[string]bool{}}
 	r.owners[admin.SessionID()] = "admin"
 	defer r.stopLogs()
+	defer func() {
+		if err != nil {
+			r.closeAll()
+		}
+	}()
 	tr = &Transcript{Side: side.Name(), Base: base}
+	if seq.Timed {
+		defer rankZxids(tr)
+	}
 	for i := 1; i <= seq.Sessions; i++ {
 		s, events, err := side.Connect(ctx, i)
 		if err != nil {
@@ -182,6 +194,17 @@ func isHasSession(ev zk.Event) bool {
 func (r *runner) stopLogs() {
 	for _, l := range r.logs {
 		l.stop()
+	}
+}
+
+// closeAll closes the sessions still open, when a run ends early: a session left open would outlive the run
+// and end (expire) in the middle of a later one.
+func (r *runner) closeAll() {
+	for i, s := range r.sessions {
+		if !r.closed[i] {
+			s.Close()
+			r.closed[i] = true
+		}
 	}
 }
 
@@ -680,15 +703,66 @@ func showChildren(children []string) string {
 	return "[" + strings.Join(sorted, " ") + "]"
 }
 
-// zxid renders a zxid relative to the sequence's baseline, the base node's czxid.
+// zxid renders a zxid relative to the sequence's baseline, the base node's czxid: as its offset (B+3), or, in
+// a timed sequence, as a placeholder for its rank among the zxids the run saw (B#2, see rankZxids).
 func (r *runner) zxid(z int64) string {
 	switch {
 	case z == 0:
 		return "0"
 	case z < r.baseline:
 		return "<B"
+	case r.timed:
+		return fmt.Sprintf("%c%d%c", zxidMark, z-r.baseline, zxidMark)
 	}
 	return fmt.Sprintf("B+%d", z-r.baseline)
+}
+
+// zxidMark brackets the offsets of a timed run's zxids until rankZxids replaces them.
+const zxidMark = '\x00'
+
+var zxidPlaceholder = regexp.MustCompile("\x00([0-9]+)\x00")
+
+// rankZxids replaces the zxid placeholders of a timed run's transcript by ranks: B#0 is the baseline, B#1 the
+// lowest zxid above it that the run saw, and so on. A timed sequence compares the order of zxids, not their
+// distances: a real server's container manager spends a zxid on every delete it sends, and when a pass of
+// its runs before the previous pass's delete is applied (a loaded machine), it sends that delete again and
+// the server logs the failure as an error txn, with a zxid of its own (ContainerManager.checkContainers,
+// PrepRequestProcessor's deleteContainer case). How many such retries a pass makes is a matter of timing;
+// what the sequence observed of the tree is not. Untimed sequences keep the offsets, which also compare how
+// many zxids each failed or successful write consumed.
+func rankZxids(tr *Transcript) {
+	offsets := map[int64]bool{0: true}
+	visit := func(f func(*string)) {
+		each := func(lines []string) {
+			for i := range lines {
+				f(&lines[i])
+			}
+		}
+		each(tr.Connect)
+		for i := range tr.Steps {
+			st := &tr.Steps[i]
+			f(&st.Result)
+			each(st.AtReturn)
+			each(st.Events)
+			each(st.Uncompared)
+		}
+		each(tr.Final)
+		each(tr.Closing)
+	}
+	visit(func(s *string) {
+		for _, m := range zxidPlaceholder.FindAllStringSubmatch(*s, -1) {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			offsets[n] = true
+		}
+	})
+	sorted := slices.Sorted(maps.Keys(offsets))
+	visit(func(s *string) {
+		*s = zxidPlaceholder.ReplaceAllStringFunc(*s, func(m string) string {
+			n, _ := strconv.ParseInt(m[1:len(m)-1], 10, 64)
+			rank, _ := slices.BinarySearch(sorted, n)
+			return fmt.Sprintf("B#%d", rank)
+		})
+	})
 }
 
 func showTime(ms int64) string {

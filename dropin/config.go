@@ -2,6 +2,7 @@ package dropin
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -32,6 +33,9 @@ type Config struct {
 	ClientAddr string
 	// TickTime is tickTime (ZooKeeper's default 3000 ms when absent).
 	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout are minSessionTimeout and maxSessionTimeout (0 when absent or
+	// -1: ZooKeeper's defaults, 2 and 20 ticks).
+	MinSessionTimeout, MaxSessionTimeout time.Duration
 	// Members are the server.N lines, sorted by N; empty for a standalone server.
 	Members []Member
 	// MyID is the server's id from dataDir/myid (0 for a standalone server without one).
@@ -151,6 +155,24 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 			return Config{}, bad(p, "%q: want a positive number of milliseconds", p.value)
 		}
 		c.TickTime = time.Duration(ms) * time.Millisecond
+	}
+	for _, bound := range []struct {
+		key string
+		d   *time.Duration
+	}{{"minSessionTimeout", &c.MinSessionTimeout}, {"maxSessionTimeout", &c.MaxSessionTimeout}} {
+		key, d := bound.key, bound.d
+		if p, ok := get(key); ok {
+			ms, err := strconv.Atoi(p.value)
+			if err != nil || ms < -1 {
+				return Config{}, bad(p, "%q: want a number of milliseconds (-1 for the default)", p.value)
+			}
+			*d = time.Duration(max(ms, 0)) * time.Millisecond
+		}
+	}
+	lo, hi := cmp.Or(c.MinSessionTimeout, 2*c.TickTime), cmp.Or(c.MaxSessionTimeout, 20*c.TickTime)
+	if lo > hi {
+		// ZooKeeper refuses it so: "minSessionTimeout must not be larger than maxSessionTimeout".
+		return Config{}, fmt.Errorf("%s: minSessionTimeout (%v) must not be larger than maxSessionTimeout (%v)", abs, lo, hi)
 	}
 	if p, ok := get("4lw.commands.whitelist"); ok {
 		c.FourLetterWords = p.value

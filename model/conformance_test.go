@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/model"
+	"github.com/zkmodel/zkmodel/realzk"
 )
 
 // TestConformance runs the conformance suite (the rules measured on a real ZooKeeper 3.8) against the
@@ -14,7 +15,7 @@ import (
 // client reconnects at once; *model.Conn is also the client of the persistent-watch rules (ConnectWatch).
 // The model is a 3-server ensemble with realzk's tickTime (100 ms), for the ensemble rules.
 func TestConformance(t *testing.T) {
-	srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
+	srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), realzkSessionTimeouts, model.WithSuperDigest(conformanceSuperDigest))
 	conformance.Run(t, conformance.Target{
 		Connect: modelConnect(srv),
 		Expire: func(t *testing.T, c conformance.Conn) {
@@ -55,6 +56,12 @@ func TestConformanceTTL(t *testing.T) {
 const conformanceSuperUser = "super:conformance-super-secret"
 
 var conformanceSuperDigest = zk.DigestACL(zk.PermAll, "super", "conformance-super-secret")[0].ID
+
+// realzkSessionTimeouts gives the model servers the conformance suite runs on the session timeout bounds of
+// realzk's ensembles (two ticks to 20 s), so that a rule's session gets the timeout it asks for on both: with
+// a 100 ms tick the model's default maximum would be 2 s, and go-zookeeper gives up on a connection that sends
+// nothing for two thirds of that (a 9 MB reply being built on a loaded machine was one).
+var realzkSessionTimeouts = model.WithSessionTimeouts(0, realzk.DefaultMaxSessionTimeout)
 
 // modelConn returns c as the model client it is, failing t otherwise.
 func modelConn(t *testing.T, c conformance.Conn) *model.Conn {

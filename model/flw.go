@@ -452,6 +452,8 @@ func (s *Server) dumpWord(v memberView) string {
 	}
 	slices.Sort(sids)
 	tick := s.cfg.tick.Milliseconds()
+	_, hi := s.cfg.sessionBounds()
+	maxSession := hi.Milliseconds()
 	expiry := func(sid int64) int64 {
 		sess := s.core.sessions[sid]
 		deadline := sess.lastHeard + sess.timeout.Milliseconds()
@@ -498,7 +500,7 @@ func (s *Server) dumpWord(v memberView) string {
 	b.WriteString("Connections dump:\n")
 	fmt.Fprintf(&b, "Connections Sets (%d)/(%d):\n", len(v.conns), len(v.conns))
 	for _, c := range v.conns {
-		at := v.now + 20*tick // a connection without a session expires after maxSessionTimeout
+		at := v.now + maxSession // a connection without a session expires after maxSessionTimeout
 		if c.session != 0 {
 			at = expiry(c.session)
 		}
@@ -518,13 +520,14 @@ func (s *Server) conf(i int) string {
 		}
 	}
 	tick := s.cfg.tick.Milliseconds()
+	lo, hi := s.cfg.sessionBounds()
 	serverID := 0
 	if s.ens.size() > 1 {
 		serverID = i + 1
 	}
 	fmt.Fprintf(&b, "clientPort=%d\nsecureClientPort=-1\ndataDir=/var/lib/zookeeper/version-2\ndataDirSize=0\n"+
 		"dataLogDir=/var/lib/zookeeper/version-2\ndataLogSize=0\ntickTime=%d\nmaxClientCnxns=60\nminSessionTimeout=%d\n"+
-		"maxSessionTimeout=%d\nclientPortListenBacklog=-1\nserverId=%d\n", port, tick, 2*tick, 20*tick, serverID)
+		"maxSessionTimeout=%d\nclientPortListenBacklog=-1\nserverId=%d\n", port, tick, lo.Milliseconds(), hi.Milliseconds(), serverID)
 	if s.ens.size() == 1 {
 		return b.String()
 	}

@@ -30,13 +30,15 @@ type Server struct {
 }
 
 type config struct {
-	seed     int64
-	tick     time.Duration
-	start    time.Time
-	manual   bool
-	observer func(Record)
-	extended bool          // WithExtendedTypes
-	check    time.Duration // WithContainerCheckInterval
+	seed int64
+	tick time.Duration
+	// minSession and maxSession are WithSessionTimeouts'; 0: 2 and 20 ticks.
+	minSession, maxSession time.Duration
+	start                  time.Time
+	manual                 bool
+	observer               func(Record)
+	extended               bool          // WithExtendedTypes
+	check                  time.Duration // WithContainerCheckInterval
 
 	superDigest string     // WithSuperDigest
 	sasl        SASLConfig // WithSASL
@@ -57,6 +59,22 @@ func WithTickTime(d time.Duration) Option {
 	return func(c *config) {
 		if d > 0 {
 			c.tick = d
+		}
+	}
+}
+
+// WithSessionTimeouts sets the bounds negotiated session timeouts are clamped to, as ZooKeeper's
+// minSessionTimeout and maxSessionTimeout do; a bound that is 0 or negative keeps its default, 2 and 20 ticks
+// (WithTickTime). A test that asks for a session timeout beyond 20 ticks (ten seconds with a 100 ms tick)
+// needs a larger maximum, as a real server configured for it does.
+func WithSessionTimeouts(min, max time.Duration) Option {
+	return func(c *config) {
+		c.minSession, c.maxSession = 0, 0
+		if min > 0 {
+			c.minSession = min
+		}
+		if max > 0 {
+			c.maxSession = max
 		}
 	}
 }
@@ -145,8 +163,20 @@ func (s *Server) record(c *Conn, kind, format string, args ...any) {
 
 // negotiate clamps a requested session timeout the way a ZooKeeper server does.
 func (s *Server) negotiate(d time.Duration) time.Duration {
-	lo, hi := 2*s.cfg.tick, 20*s.cfg.tick
+	lo, hi := s.cfg.sessionBounds()
 	return min(max(d, lo), hi)
+}
+
+// sessionBounds returns the minimum and maximum session timeouts: WithSessionTimeouts', else 2 and 20 ticks.
+func (c *config) sessionBounds() (lo, hi time.Duration) {
+	lo, hi = 2*c.tick, 20*c.tick
+	if c.minSession > 0 {
+		lo = c.minSession
+	}
+	if c.maxSession > 0 {
+		hi = c.maxSession
+	}
+	return lo, hi
 }
 
 // eventBuffer is the capacity of a client's session event channel. go-zookeeper's holds 6, but its

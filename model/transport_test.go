@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -309,6 +310,26 @@ func TestSessionTimeouts(t *testing.T) {
 				t.Fatalf("negotiated %s, want %s", got, tc.want)
 			}
 		})
+	}
+	// WithSessionTimeouts moves either bound, as minSessionTimeout and maxSessionTimeout do; 0 keeps a default.
+	for _, tc := range []struct {
+		min, max, ask, want time.Duration
+	}{
+		{0, 20 * time.Second, 10 * time.Second, 10 * time.Second},
+		{0, 20 * time.Second, time.Hour, 20 * time.Second},
+		{0, 20 * time.Second, time.Millisecond, 400 * time.Millisecond},
+		{time.Second, 0, time.Millisecond, time.Second},
+		{time.Second, 0, time.Hour, 4 * time.Second},
+	} {
+		srv := NewServer(WithTickTime(tick), WithSessionTimeouts(tc.min, tc.max))
+		c, _, _ := srv.Connect(tc.ask)
+		if got := srv.core.sessions[c.SessionID()].timeout; got != tc.want {
+			t.Errorf("bounds [%v, %v]: asking %v negotiated %v, want %v", tc.min, tc.max, tc.ask, got, tc.want)
+		}
+		lo, hi := cmp.Or(tc.min, 2*tick), cmp.Or(tc.max, 20*tick)
+		if conf := srv.conf(0); !strings.Contains(conf, fmt.Sprintf("minSessionTimeout=%d\nmaxSessionTimeout=%d\n", lo.Milliseconds(), hi.Milliseconds())) {
+			t.Errorf("bounds [%v, %v]: conf does not show them:\n%s", tc.min, tc.max, conf)
+		}
 	}
 	for _, tc := range []struct {
 		name               string

@@ -20,7 +20,7 @@ import (
 // itself, as it does with a real server.
 func TestWireConformance(t *testing.T) {
 	t.Run("in-process", func(t *testing.T) {
-		srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
+		srv := model.NewServer(model.WithEnsemble(3), model.WithTickTime(100*time.Millisecond), realzkSessionTimeouts, model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
 		target := wireTarget(srv, inProcess(srv))
 		dial := srv.Dialer()
@@ -30,7 +30,7 @@ func TestWireConformance(t *testing.T) {
 		conformance.Run(t, target)
 	})
 	t.Run("tcp", func(t *testing.T) {
-		srv := model.NewServer(model.WithTickTime(100*time.Millisecond), model.WithSuperDigest(conformanceSuperDigest))
+		srv := model.NewServer(model.WithTickTime(100*time.Millisecond), realzkSessionTimeouts, model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
 		addrs, err := srv.ListenEnsemble(3)
 		if err != nil {

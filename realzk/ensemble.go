@@ -775,6 +775,23 @@ func (e *Ensemble) LogTails(n int) string {
 	return e.logTails(n)
 }
 
+// KeepLogs copies every server's whole log into dir (created if missing) as server<myid>.log, for a
+// failure to be read later; an attached ensemble has none to copy.
+func (e *Ensemble) KeepLogs(dir string) error {
+	if !e.Harness() {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("keep server logs: %w", err)
+	}
+	for _, s := range e.servers {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("server%d.log", s.myid)), []byte(e.logOf(s)), 0o644); err != nil {
+			return fmt.Errorf("keep server logs: %w", err)
+		}
+	}
+	return nil
+}
+
 func (e *Ensemble) portTaken() bool {
 	for _, s := range e.servers {
 		if strings.Contains(e.logOf(s), "Address already in use") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -56,18 +57,50 @@ const (
 // "leader", "follower", "observer" or "standalone". A server that runs but is
 // not serving (no quorum, election under way) yields an error saying so.
 func ServerMode(ctx context.Context, addr string) (string, error) {
+	st, err := ServerStatus(ctx, addr)
+	return st.Mode, err
+}
+
+// Status is what a server's "srvr" answer says of it.
+type Status struct {
+	// Mode is "leader", "follower", "observer" or "standalone".
+	Mode string
+	// Zxid is the last transaction the server has applied to its tree.
+	Zxid int64
+}
+
+// ServerStatus asks the server at addr for its mode and last applied zxid with "srvr". A server that runs but
+// is not serving (no quorum, election under way) yields an error saying so.
+func ServerStatus(ctx context.Context, addr string) (Status, error) {
 	answer, err := FourLetter(ctx, addr, "srvr")
 	if err != nil {
-		return "", err
+		return Status{}, err
 	}
+	return parseSrvr(addr, answer)
+}
+
+// parseSrvr reads the Mode and Zxid lines of a srvr answer from addr.
+func parseSrvr(addr, answer string) (Status, error) {
+	var st Status
+	var haveZxid bool
 	for line := range strings.SplitSeq(answer, "\n") {
-		if mode, ok := strings.CutPrefix(strings.TrimSpace(line), "Mode:"); ok {
-			return strings.TrimSpace(mode), nil
+		line = strings.TrimSpace(line)
+		if mode, ok := strings.CutPrefix(line, "Mode:"); ok {
+			st.Mode = strings.TrimSpace(mode)
+		} else if z, ok := strings.CutPrefix(line, "Zxid:"); ok {
+			n, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(z), "0x"), 16, 64)
+			if err != nil {
+				return Status{}, fmt.Errorf("srvr to %s: zxid %q: %w", addr, strings.TrimSpace(z), err)
+			}
+			st.Zxid, haveZxid = n, true
 		}
+	}
+	if st.Mode != "" && haveZxid {
+		return st, nil
 	}
 	answer = strings.TrimSpace(answer)
 	if answer == "" {
-		return "", fmt.Errorf("srvr to %s: empty answer (the server closed the connection; is srvr in 4lw.commands.whitelist?)", addr)
+		return Status{}, fmt.Errorf("srvr to %s: empty answer (the server closed the connection; is srvr in 4lw.commands.whitelist?)", addr)
 	}
-	return "", fmt.Errorf("srvr to %s: no mode in answer: %q", addr, answer)
+	return Status{}, fmt.Errorf("srvr to %s: no mode and zxid in answer: %q", addr, answer)
 }

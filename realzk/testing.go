@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -118,10 +119,23 @@ func Shared(t testing.TB) *Ensemble {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("realzk: test failed; shared ensemble server logs:\n%s", e.LogTails(logLinesOnFailure))
+			if dir := os.Getenv(EnvKeepLogs); dir != "" {
+				dir = filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+"-"+time.Now().Format("150405.000"))
+				if err := e.KeepLogs(dir); err != nil {
+					t.Logf("realzk: %v", err)
+				} else {
+					t.Logf("realzk: the shared ensemble's whole server logs are in %s", dir)
+				}
+			}
 		}
 	})
 	return e
 }
+
+// EnvKeepLogs names a directory: when a test that uses the shared ensemble fails, realzk copies the
+// servers' whole logs into a directory of it named after the test (the ensemble's own directory is
+// removed when the tests end).
+const EnvKeepLogs = "REALZK_KEEP_LOGS"
 
 // CloseShared tears down the ensemble Shared started, if any. Later calls to
 // Shared start a new one.

@@ -46,7 +46,8 @@
 //
 // Calls to ZooKeeper take no context in go-zookeeper, so each runs in a goroutine that
 // Lock stops waiting for when ctx is done. A call that fails for want of a connection
-// (zk.ErrConnectionClosed, zk.ErrNoServer) is retried with a growing pause, and a step
+// (zk.ErrConnectionClosed, zk.ErrNoServer, or the *net.OpError of a write the connection
+// broke under) is retried with a growing pause, and a step
 // gives up after 100 failures in a row, which also ends the attempt on a closed client.
 //
 // # Knowing whether the lock is still held

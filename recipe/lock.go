@@ -219,7 +219,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(h.node, -1) })
 		if transient(err) {
 			// A lost reply leaves the delete maybe applied: a retry's ErrNoNode then means done.
-			ambiguous = ambiguous || errors.Is(err, zk.ErrConnectionClosed)
+			ambiguous = ambiguous || lostReply(err)
 			if err = retry.pause(ctx, err); err == nil {
 				continue
 			}

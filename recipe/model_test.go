@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -432,5 +434,78 @@ func TestStrayNodeWithOwnIDDeleted(t *testing.T) {
 	}
 	if nodes := recipetest.LockNodes(t, conn, dir); len(nodes) != 1 || dir+"/"+nodes[0] != l.Path() {
 		t.Fatalf("lock nodes %v, want only the lock's own %s", nodes, l.Path())
+	}
+}
+
+// writeFailConn fails the first lock-node create and the first delete with the error go-zookeeper returns
+// when the connection breaks under the request it is writing (the *net.OpError itself, not
+// ErrConnectionClosed), after passing them to the server or not.
+type writeFailConn struct {
+	recipe.Conn
+	applied                 bool // the server got the request before the connection broke
+	failedCreate, failedDel bool
+}
+
+var errBrokenPipe = &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}
+
+func (c *writeFailConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	if c.failedCreate || !strings.Contains(path, "/_c_") {
+		return c.Conn.Create(path, data, flags, acl)
+	}
+	c.failedCreate = true
+	if c.applied {
+		if _, err := c.Conn.Create(path, data, flags, acl); err != nil {
+			return "", err
+		}
+	}
+	return "", errBrokenPipe
+}
+
+func (c *writeFailConn) Delete(path string, version int32) error {
+	if c.failedDel {
+		return c.Conn.Delete(path, version)
+	}
+	c.failedDel = true
+	if c.applied {
+		if err := c.Conn.Delete(path, version); err != nil {
+			return err
+		}
+	}
+	return errBrokenPipe
+}
+
+// TestWriteErrorIsALostReply: a request whose write failed (seen on a loaded machine as "write: broken
+// pipe" when a server was killed) may or may not have reached the server, like one whose reply was lost:
+// Lock finds or creates its node and holds, Unlock deletes it, each exactly once.
+func TestWriteErrorIsALostReply(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(fmt.Sprintf("applied=%t", applied), func(t *testing.T) {
+			srv := model.NewServer()
+			mc, _, err := srv.Connect(10 * time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn := &writeFailConn{Conn: mc, applied: applied}
+			dir := "/write-error"
+			if _, err := mc.Create(dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			l := recipe.NewLock(conn, dir)
+			if err := l.Lock(context.Background()); err != nil {
+				t.Fatalf("Lock after a failed write: %v", err)
+			}
+			if kids, _, err := mc.Children(dir); err != nil || len(kids) != 1 || dir+"/"+kids[0] != l.Path() {
+				t.Fatalf("lock nodes %v (%v), want only the lock's own %s", kids, err, l.Path())
+			}
+			if err := l.Unlock(context.Background()); err != nil {
+				t.Fatalf("Unlock after a failed write: %v", err)
+			}
+			if kids, _, err := mc.Children(dir); err != nil || len(kids) != 0 {
+				t.Fatalf("lock nodes after Unlock: %v (%v), want none", kids, err)
+			}
+			if !conn.failedCreate || !conn.failedDel {
+				t.Fatalf("the conn failed create %t, delete %t: the test did not inject both", conn.failedCreate, conn.failedDel)
+			}
+		})
 	}
 }

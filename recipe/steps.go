@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -356,11 +357,20 @@ func validDir(p string) bool {
 }
 
 // transient reports whether a call failed only for want of a connection and may be
-// retried: go-zookeeper returns ErrConnectionClosed for a request in flight when the
-// connection dropped (it may or may not have been applied) and ErrNoServer for one it
-// never sent because no server answered.
+// retried: its reply was lost (lostReply), or go-zookeeper returned ErrNoServer for a
+// request it never sent because no server answered.
 func transient(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+	return lostReply(err) || errors.Is(err, zk.ErrNoServer)
+}
+
+// lostReply reports whether a call's request may or may not have been applied: go-zookeeper
+// returns ErrConnectionClosed for a request in flight when the connection dropped, and the
+// write error itself (a *net.OpError: "broken pipe", "connection reset", a write timeout)
+// for the request it was sending when the connection failed under it, part of which may
+// have reached the server.
+func lostReply(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.As(err, &op) && op.Op == "write"
 }
 
 // maxAttempts bounds how many times in a row a step retries after transient errors:

@@ -260,6 +260,15 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	members := max(len(cfg.Members), 1)
 	args := []string{"zkserver-daemon", "-socket", files.socket, "-members", strconv.Itoa(members),
 		"-tick", cfg.TickTime.String(), "-cluster", cfg.ClusterKey()}
+	if cfg.FourLetterWords != "" {
+		args = append(args, "-4lw-whitelist", cfg.FourLetterWords)
+	}
+	if cfg.MinSessionTimeout > 0 {
+		args = append(args, "-min-session-timeout", cfg.MinSessionTimeout.String())
+	}
+	if cfg.MaxSessionTimeout > 0 {
+		args = append(args, "-max-session-timeout", cfg.MaxSessionTimeout.String())
+	}
 	if cfg.SuperDigest != "" {
 		args = append(args, "-super-digest", cfg.SuperDigest)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,9 @@ type daemonOptions struct {
 	socket            string
 	members           int
 	tick              time.Duration
+	minSession        time.Duration
+	maxSession        time.Duration
+	fourLetterWords   string
 	cluster           string
 	superDigest       string
 	extendedTypes     bool
@@ -46,6 +50,9 @@ func parseDaemonArgs(args []string) (daemonOptions, error) {
 	fs.StringVar(&o.socket, "socket", "", "unix socket the members' processes attach on")
 	fs.IntVar(&o.members, "members", 1, "servers in the ensemble")
 	fs.DurationVar(&o.tick, "tick", 3*time.Second, "tickTime")
+	fs.DurationVar(&o.minSession, "min-session-timeout", 0, "minSessionTimeout (0: two ticks)")
+	fs.DurationVar(&o.maxSession, "max-session-timeout", 0, "maxSessionTimeout (0: twenty ticks)")
+	fs.StringVar(&o.fourLetterWords, "4lw-whitelist", "", "4lw.commands.whitelist as zoo.cfg gives it (empty: 3.8's default)")
 	fs.StringVar(&o.cluster, "cluster", "", "the cluster's server.N lines, for the log")
 	fs.StringVar(&o.superDigest, "super-digest", "", "super user digest")
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "TTL nodes allowed")
@@ -88,7 +95,8 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	opts := []model.Option{model.WithSeed(time.Now().UnixNano()), model.WithTickTime(o.tick), model.WithEnsemble(o.members),
-		model.WithStartTime(time.Now()), model.WithContainerCheckInterval(o.containerInterval)}
+		model.WithStartTime(time.Now()), model.WithContainerCheckInterval(o.containerInterval),
+		model.WithSessionTimeouts(o.minSession, o.maxSession), model.WithFourLetterWords(whitelistOf(o.fourLetterWords)...)}
 	if o.superDigest != "" {
 		opts = append(opts, model.WithSuperDigest(o.superDigest))
 	}
@@ -278,4 +286,17 @@ func (d *daemon) detach(req attachRequest, why error) {
 		why = errors.New("connection closed")
 	}
 	d.logf("member %d stopped: its process (pid %d) went away (%v)", req.Member, req.PID, why)
+}
+
+// whitelistOf reads 4lw.commands.whitelist as a 3.8 server reads it from zoo.cfg: comma-separated words, "*"
+// for all, and words it does not know left out (a real server starts all the same); nil, for 3.8's default,
+// when the list is empty.
+func whitelistOf(list string) []string {
+	var words []string
+	for _, w := range strings.Split(list, ",") {
+		if w = strings.TrimSpace(w); w == "*" || slices.Contains(model.FourLetterWords(), w) {
+			words = append(words, w)
+		}
+	}
+	return words
 }

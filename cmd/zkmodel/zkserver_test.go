@@ -474,3 +474,38 @@ func TestZKServerBadConfig(t *testing.T) {
 		t.Fatalf("a refused configuration started something: %v in %s", entries, c.rundir)
 	}
 }
+
+// TestZKServerSessionTimeouts: minSessionTimeout and maxSessionTimeout in zoo.cfg bound the timeouts the
+// stand-in negotiates, as they bound a real server's, and conf shows them; a minimum above the maximum is
+// refused.
+func TestZKServerSessionTimeouts(t *testing.T) {
+	c := newCluster(t, 1, "", "minSessionTimeout=1500", "maxSessionTimeout=30000") // tickTime 500: defaults 1 s and 10 s
+	c.start(0)
+	if conf := askWord(t, c.addr(0), "conf", false); !strings.Contains(conf, "minSessionTimeout=1500\nmaxSessionTimeout=30000\n") {
+		t.Errorf("conf does not show the configured bounds:\n%s", conf)
+	}
+	for _, tc := range []struct{ ask, want time.Duration }{{25 * time.Second, 25 * time.Second}, {time.Hour, 30 * time.Second}, {time.Second, 1500 * time.Millisecond}} {
+		conn, _, err := zk.Connect(c.addrs(), tc.ask, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Sync("/"); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("sid=%#x,", conn.SessionID())
+		var line string
+		for _, l := range strings.Split(askWord(t, c.addr(0), "cons", false), "\n") {
+			if strings.Contains(l, want) {
+				line = l
+			}
+		}
+		if !strings.Contains(line, fmt.Sprintf(",to=%d,", tc.want.Milliseconds())) {
+			t.Errorf("asking %v: cons shows %q, want to=%d", tc.ask, line, tc.want.Milliseconds())
+		}
+		conn.Close()
+	}
+	bad := newCluster(t, 1, "", "minSessionTimeout=9000", "maxSessionTimeout=2000")
+	if out, code := bad.run("start-foreground", bad.cfgs[0]); code != 2 || !strings.Contains(out, "minSessionTimeout (9s) must not be larger than maxSessionTimeout (2s)") {
+		t.Errorf("start-foreground with minSessionTimeout above maxSessionTimeout: exit %d, %q", code, out)
+	}
+}
