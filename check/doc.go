@@ -96,8 +96,23 @@
 //     readers-share is a property of all the runs together: some run must have two valid read holds at once,
 //     or the exploration fails (a reader that never overlaps another is a bug, however safe); such a failure
 //     has no trace, since no run is a counterexample.
-//   - Semaphore and Election: see the Config's constants. The hygiene property counts ephemeral nodes only,
-//     so that a recipe's persistent directories (a semaphore's leases and locks) are not leftovers.
+//   - Semaphore: Lock acquires one of Config.Leases leases, Unlock releases it (NewSemaphoreLocker adapts a
+//     Leaser such as recipe.Semaphore; SemaphoreRecipe is the product's). Every holder does the
+//     read-modify-write on a register that admits every access, since holders share it by design. safety:
+//     porcupine checks the history against a counting semaphore (at most Leases valid holds at once).
+//     fencing: each lease's token exceeds that of every valid hold that had ended before its Lock call, so
+//     that whatever a lease fences can tell a later lease from an earlier one. no-herd as for the mutex: a
+//     released lease wakes at most one waiter. leases-share, a property of all the runs like readers-share:
+//     some run must have every lease held at once.
+//   - Election: Lock campaigns until the client leads, Unlock resigns (NewElectionLocker adapts a Candidate
+//     such as recipe.Election; ElectionRecipe is the product's). A leader's critical section is the mutex's
+//     fenced read-modify-write. safety: at most one valid leader at a time (the mutex's porcupine model);
+//     fenced-register and fencing as for the mutex (every fenced write of a valid leader admitted);
+//     token-order: each leader's token above every earlier leader's; no-herd: a leader's end wakes one
+//     candidate; liveness: after the faults stop, nobody is left campaigning, so someone led.
+//
+// For every primitive but the mutex, the hygiene property counts ephemeral nodes only, so that a recipe's
+// persistent directories (a semaphore's leases and locks) are not leftovers.
 //
 // The exhaustive mode judges the per-run properties of every primitive, and a reachability property over
 // the whole bound when it is exhausted; make prove searches the mutex and its mutants only.
@@ -127,7 +142,13 @@
 // Variants lists the product's recipe and seven deliberately broken locks, one classic bug each, then the
 // read-write lock and three broken ones (a reader that waits behind a reader: readers-share; a writer that
 // ignores the read nodes below it: safety, or fencing when the reader it jumped holds after it; a reader
-// that holds when its watched write node goes without listing again: safety); `make check` runs them all
+// that holds when its watched write node goes without listing again: safety), the semaphore and four broken
+// ones (waiters that watch the leases themselves: no-herd; a count from a listing taken before the own
+// create: safety or liveness; a wait on an exists watch of the leases directory, which no lease fires:
+// liveness; the own lease counted twice: leases-share), and the election and four broken ones (a candidate
+// that leads when the directory was empty before its create: safety or token-order; candidates that watch
+// the leader: no-herd; a leader that ignores its session's loss: fenced-register; the session id as token:
+// token-order or fencing); `make check` runs them all
 // (TestCheckAll) and requires the recipes to pass and every mutant to be caught.
 //
 // # Real ensembles

@@ -67,22 +67,13 @@ func (l rwLocker) Token() int64                     { return l.write.Token() }
 func (l rwLocker) RLocker() Locker                  { return l.read }
 
 // Lost is the write side's Lost(), or nil (never lost) when it has none.
-func (l rwLocker) Lost() <-chan struct{} {
-	if w, ok := l.write.(interface{ Lost() <-chan struct{} }); ok {
-		return w.Lost()
-	}
-	return nil
-}
+func (l rwLocker) Lost() <-chan struct{} { return lostOf(l.write) }
 
 // Variants returns the recipe and the seven mutants, on the model's own clients and on go-zookeeper's over
 // the wire, and go-zookeeper's own zk.Lock; then the read-write lock and its mutants; each with the
-// exploration it gets in `make check`.
+// exploration it gets in `make check`; then the semaphore and its mutants, and the election and its.
 func Variants() []Variant {
-	v := func(name, bug, expect string, bugs mutation, faults Fault) Variant {
-		return Variant{Name: name, Bug: bug, Expect: expect,
-			Factory: func(conn recipe.Conn, path string) Locker { return newMutant(conn, path, bugs) },
-			Config:  Config{Name: name, Faults: faults}}
-	}
+	v := mutantsOf(Mutex, func(conn recipe.Conn, path string, bugs mutation) Locker { return newMutant(conn, path, bugs) })
 	model := []Variant{
 		{Name: "recipe", Factory: Recipe, Config: Config{Name: "recipe", Faults: AllFaults}},
 		withClients(5, Variant{Name: "recipe-5-clients", Factory: Recipe, Config: Config{Name: "recipe-5-clients", Faults: AllFaults}}),
@@ -102,17 +93,25 @@ func Variants() []Variant {
 		}
 	}
 	all = append(all, ZKLockVariant())
-	return append(all, rwVariants()...)
+	all = append(all, rwVariants()...)
+	all = append(all, semaphoreVariants()...)
+	return append(all, electionVariants()...)
+}
+
+// mutantsOf returns the maker of a primitive's mutant variants: each is newLock's compact recipe with the bugs,
+// explored with the fault kinds given.
+func mutantsOf(prim Primitive, newLock func(conn recipe.Conn, path string, bugs mutation) Locker) func(name, bug, expect string, bugs mutation, faults Fault) Variant {
+	return func(name, bug, expect string, bugs mutation, faults Fault) Variant {
+		return Variant{Name: name, Bug: bug, Expect: expect,
+			Factory: func(conn recipe.Conn, path string) Locker { return newLock(conn, path, bugs) },
+			Config:  Config{Name: name, Faults: faults, Primitive: prim}}
+	}
 }
 
 // rwVariants are the read-write lock (recipe.NewRWLock) and the mutants of the compact read-write lock.
 // Readers are clients whose number plus the round is odd: c2 in round 1, c1 and c3 in round 2.
 func rwVariants() []Variant {
-	v := func(name, bug, expect string, bugs mutation, faults Fault) Variant {
-		return Variant{Name: name, Bug: bug, Expect: expect,
-			Factory: func(conn recipe.Conn, path string) Locker { return newRWMutant(conn, path, bugs) },
-			Config:  Config{Name: name, Faults: faults, Primitive: ReadWrite}}
-	}
+	v := mutantsOf(ReadWrite, func(conn recipe.Conn, path string, bugs mutation) Locker { return newRWMutant(conn, path, bugs) })
 	recipe := Variant{Name: "rwlock", Factory: RWRecipe, Config: Config{Name: "rwlock", Faults: AllFaults, Primitive: ReadWrite}}
 	return []Variant{
 		recipe,
@@ -254,9 +253,17 @@ func (m *mutant) has(b mutation) bool { return m.bugs&b != 0 }
 
 // Lock acquires the lock (or fails, with the mutation's bug).
 func (m *mutant) Lock(ctx context.Context) error {
+	empty := false
+	if m.has(leadOnEmptyListing) {
+		kids, _, err := m.conn.Children(m.dir)
+		empty = err == nil && len(m.sorted(kids)) == 0
+	}
 	node, err := m.create(ctx)
 	if err != nil {
 		return err
+	}
+	if empty && m.take(node, nil) {
+		return nil // the bug: another candidate may have looked, found it empty and created its node first
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -290,6 +297,9 @@ func (m *mutant) Lock(ctx context.Context) error {
 			return errMutantLost
 		}
 		pred := m.predecessor(kids, me)
+		if pred > 0 && m.has(watchLowest) {
+			pred = 0 // the bug: every candidate watches the leader, and its end wakes them all
+		}
 		if pred < 0 {
 			if m.take(node, stat) {
 				return nil
@@ -429,7 +439,7 @@ func (m *mutant) sorted(kids []string) []string {
 
 // seqOf reads the sequence number after a node's marker ("lock-", or the read-write lock's).
 func seqOf(name string) (int64, bool) {
-	for _, marker := range []string{"lock-", readMarker, writeMarker} {
+	for _, marker := range []string{"lock-", readMarker, writeMarker, latchMarker} {
 		if i := strings.LastIndex(name, marker); i >= 0 {
 			n, err := strconv.ParseInt(name[i+len(marker):], 10, 64)
 			return n, err == nil

@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -26,12 +27,31 @@ func primitiveVariants(p Primitive) []Variant {
 	return out
 }
 
-// TestRWRecipePassesAndReadersShare explores the read-write lock with every fault kind: every run keeps
-// every property, and some run has two readers holding at once (Run fails t otherwise).
-func TestRWRecipePassesAndReadersShare(t *testing.T) {
-	rep := Run(t, RWRecipe, Config{Name: "rwlock", Primitive: ReadWrite, Faults: AllFaults, Checks: 150, TraceDir: t.TempDir()})
-	if rep.Failed || rep.Runs < 150 {
-		t.Fatalf("rwlock: %d runs, failed %v (%s: %s)", rep.Runs, rep.Failed, rep.Property, rep.Verdict)
+// TestPrimitiveRecipesPassAndShare explores the read-write lock, the semaphore (two leases, and one) and the
+// election with every fault kind: every run keeps every property, and for the first two some run reaches
+// what they must allow, two readers or every lease held at once (Run fails t otherwise).
+func TestPrimitiveRecipesPassAndShare(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		factory Factory
+		prim    Primitive
+		leases  int
+	}{
+		{"rwlock", RWRecipe, ReadWrite, 0},
+		{"semaphore", SemaphoreRecipe, Semaphore, 0},
+		{"semaphore-1-lease", semaphoreRecipe(1), Semaphore, 1},
+		{"election", ElectionRecipe, Election, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 150
+			if c.prim == Semaphore && c.leases != 1 {
+				n = 1500 // both leases held at once is reached in a few runs in a hundred
+			}
+			rep := Run(t, c.factory, Config{Name: c.name, Primitive: c.prim, Leases: c.leases, Faults: AllFaults, Checks: n, TraceDir: t.TempDir()})
+			if rep.Failed || rep.Runs < n {
+				t.Fatalf("%s: %d runs, failed %v (%s: %s)", c.name, rep.Runs, rep.Failed, rep.Property, rep.Verdict)
+			}
+		})
 	}
 }
 
@@ -85,42 +105,49 @@ func seededFailure(t *testing.T, v Variant, cfg Config, maxRuns int) *outcome {
 	return nil
 }
 
-// TestRWMutantsAreCaughtByTheirProperty: each mutant of the read-write lock fails the property that targets
-// its bug, and its trace (which names the primitive in its header) replays to the same text.
-func TestRWMutantsAreCaughtByTheirProperty(t *testing.T) {
-	for _, v := range primitiveVariants(ReadWrite) {
-		if v.Expect == "" || isReachability(v.Expect) {
-			continue // the reachability mutant: TestRunFailsAReaderThatNeverShares
+// TestPrimitiveMutantsAreCaughtByTheirProperty: each mutant of the read-write lock, the semaphore and the
+// election fails the property that targets its bug, and its trace (which names the primitive in its header,
+// and a semaphore's leases) replays to the same text.
+func TestPrimitiveMutantsAreCaughtByTheirProperty(t *testing.T) {
+	for _, p := range []Primitive{ReadWrite, Semaphore, Election} {
+		for _, v := range primitiveVariants(p) {
+			if v.Expect == "" || isReachability(v.Expect) {
+				continue // the reachability mutants: TestRunFailsAReaderThatNeverShares, TestEveryMutantIsCaughtFromEverySeed
+			}
+			t.Run(v.Name, func(t *testing.T) {
+				cfg := v.Config.withDefaults()
+				out := seededFailure(t, v, cfg, 3000)
+				if !slices.Contains(strings.Split(v.Expect, "|"), out.property) {
+					t.Fatalf("caught by %s (%s), want %s", out.property, out.verdict, v.Expect)
+				}
+				text := out.render(cfg)
+				header := "\ndeadline: 30s\nprimitive: " + p.String() + "\n"
+				if p == Semaphore {
+					header += fmt.Sprintf("leases: %d\n", cfg.Leases)
+				}
+				if !strings.Contains(text, header+"property: ") {
+					t.Fatalf("the trace's header does not name the primitive after the deadline:\n%s", text[:strings.Index(text, "decisions:")])
+				}
+				path := filepath.Join(t.TempDir(), v.Name+".trace")
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				tr, err := ParseTrace(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tr.Config.Primitive != p || tr.Config.Leases != cfg.Leases {
+					t.Fatalf("parsed primitive %s with %d leases, want %s with %d", tr.Config.Primitive, tr.Config.Leases, p, cfg.Leases)
+				}
+				replayed, err := replayWith(t, v.clients(), tr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if replayed != text {
+					t.Fatalf("the replay printed something else:\n%s", firstDifference(text, replayed))
+				}
+			})
 		}
-		t.Run(v.Name, func(t *testing.T) {
-			cfg := v.Config.withDefaults()
-			out := seededFailure(t, v, cfg, 3000)
-			if !slices.Contains(strings.Split(v.Expect, "|"), out.property) {
-				t.Fatalf("caught by %s (%s), want %s", out.property, out.verdict, v.Expect)
-			}
-			text := out.render(cfg)
-			if !strings.Contains(text, "\ndeadline: 30s\nprimitive: rwlock\nproperty: ") {
-				t.Fatalf("the trace's header does not name the primitive after the deadline:\n%s", text[:strings.Index(text, "decisions:")])
-			}
-			path := filepath.Join(t.TempDir(), v.Name+".trace")
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			tr, err := ParseTrace(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tr.Config.Primitive != ReadWrite {
-				t.Fatalf("parsed primitive %s, want rwlock", tr.Config.Primitive)
-			}
-			replayed, err := replayWith(t, v.clients(), tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if replayed != text {
-				t.Fatalf("the replay printed something else:\n%s", firstDifference(text, replayed))
-			}
-		})
 	}
 }
 

@@ -507,6 +507,10 @@ func csOperations(h []*event) []porcupine.Operation {
 //
 // For a read-write lock, one write node's deletion may wake all the readers behind it: a change is a herd
 // only when it woke more than one waiter and one of them waits for the write side.
+//
+// For the primitives beyond the mutex, a client whose session expired during its Lock call is no longer
+// a waiter for the rest of that call: its place in line went with its session, and a watch it set on the
+// new session with a request sent before (a semaphore's listing, say) fires while it gives up.
 func herd(h []*event, prim Primitive) string {
 	inLock := map[int]bool{}
 	writer := map[int]bool{} // the client's current Lock call is for the write side
@@ -545,6 +549,9 @@ func herd(h []*event, prim Primitive) string {
 			}
 		case e.kind == "model:expire":
 			lastActor = e.client
+			if prim != Mutex && e.client != 0 {
+				inLock[e.client] = false
+			}
 		case e.kind == "model:notify":
 			if _, ok := actor[e.zxid]; !ok {
 				actor[e.zxid] = lastActor
