@@ -29,6 +29,46 @@ type Locker interface {
 	Token() int64
 }
 
+// RWLocker is what the checker exercises of a read-write lock (Config.Primitive ReadWrite): Lock and Unlock
+// are the write side, and RLocker returns the read side, as sync.RWMutex's RLocker does. RLocker must return
+// the same read side every time it is called on one RWLocker. Either side may have Lost(), as a Locker may.
+type RWLocker interface {
+	Locker
+	RLocker() Locker
+}
+
+// Primitive is the kind of recipe a Factory makes, which decides the workload's roles and the properties a
+// run is judged by (see the package documentation).
+type Primitive uint8
+
+// The primitives.
+const (
+	Mutex     Primitive = iota // a mutual-exclusion lock (the default)
+	ReadWrite                  // a read-write lock: the Factory's Locker is an RWLocker
+	Semaphore                  // a counting semaphore of Config.Leases leases: Lock acquires a lease, Unlock releases it
+	Election                   // leader election: Lock campaigns until the client leads, Unlock resigns
+)
+
+var primitiveNames = []string{"mutex", "rwlock", "semaphore", "election"}
+
+// String names the primitive as traces do: "mutex", "rwlock", "semaphore" or "election".
+func (p Primitive) String() string {
+	if int(p) < len(primitiveNames) {
+		return primitiveNames[p]
+	}
+	return fmt.Sprintf("primitive(%d)", uint8(p))
+}
+
+// ParsePrimitive is the inverse of Primitive.String.
+func ParsePrimitive(s string) (Primitive, error) {
+	for i, n := range primitiveNames {
+		if n == s {
+			return Primitive(i), nil
+		}
+	}
+	return 0, fmt.Errorf("check: unknown primitive %q (known: %s)", s, strings.Join(primitiveNames, ", "))
+}
+
 // Factory makes one client's Locker on the given connection and lock path. It is called once per client per
 // run, inside the run. It must be deterministic: take randomness from RandFor(conn), not crypto/rand, or runs
 // will not replay.
@@ -106,6 +146,13 @@ type Config struct {
 	Progress io.Writer     // if set, a progress line every second while exploring
 	Shrink   time.Duration // how long rapid may spend shrinking a failure (default 20s; -rapid.shrinktime overrides)
 
+	// Primitive is what the Factory makes (default Mutex): it decides the roles of the workload and the
+	// properties (see the package documentation).
+	Primitive Primitive
+	// Leases is a Semaphore's number of leases, at most that many valid holders at once (default 2; only
+	// for Semaphore).
+	Leases int
+
 	// Exhaustive makes Run and RunZK enumerate every schedule instead of sampling Checks of them: every
 	// sequence of Steps scheduler decisions (at most MaxFault of them faults), each followed by the fair
 	// drain, for Clients clients of Rounds rounds. A pass then holds for every such schedule. On a failure
@@ -144,6 +191,9 @@ func (c Config) withDefaults() Config {
 	if c.Shrink <= 0 {
 		c.Shrink = shrinkDefault
 	}
+	if c.Primitive == Semaphore && c.Leases <= 0 {
+		c.Leases = 2
+	}
 	if c.TraceDir == "" {
 		c.TraceDir = filepath.Join(os.TempDir(), "zkmodel-traces")
 	}
@@ -166,6 +216,12 @@ func (c Config) validate() error {
 	}
 	if c.Shrink < 0 {
 		return fmt.Errorf("check: Config.Shrink is %s: want a positive duration, or 0 for the default (20s)", c.Shrink)
+	}
+	if int(c.Primitive) >= len(primitiveNames) {
+		return fmt.Errorf("check: Config.Primitive is %d: use Mutex, ReadWrite, Semaphore or Election", uint8(c.Primitive))
+	}
+	if c.Leases < 0 || c.Leases > 0 && c.Primitive != Semaphore {
+		return fmt.Errorf("check: Config.Leases is %d: set it (1 or more, or 0 for the default 2) only with Primitive Semaphore", c.Leases)
 	}
 	if c.Faults&^AllFaults != 0 {
 		return fmt.Errorf("check: Config.Faults has unknown bits %#x: combine the Fault constants (AllFaults for all)", uint16(c.Faults&^AllFaults))
@@ -193,7 +249,7 @@ func validName(name string) error {
 type Report struct {
 	Runs      int            // interleavings explored (including those rapid ran while shrinking)
 	Failed    bool           // a property was violated
-	Property  string         // which one: "safety", "fenced-register", "fencing", "liveness", "no-herd", "hygiene"
+	Property  string         // which one: "safety", "fenced-register", "fencing", "token-order", "liveness", "no-herd", "hygiene", or a reachability property ("readers-share", "leases-share")
 	Verdict   string         // the violation, in a sentence
 	Trace     string         // the shrunk failing trace's path, if any
 	FirstFail time.Duration  // wall time from the start to the first failing run
@@ -209,6 +265,7 @@ type Report struct {
 	Exhausted      bool // every schedule within the bound was covered (false: a failure or the budget stopped it)
 
 	failingText string
+	shared      bool // an exhaustive search's judged schedules reached the primitive's sharing
 }
 
 func isFault(kind string) bool {
@@ -282,6 +339,7 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 		mu      sync.Mutex
 		rep     Report
 		last    *outcome
+		shared  bool // some run reached the primitive's sharing (see reachability)
 		started = time.Now()
 	)
 	stop := progress(cfg, &mu, &rep)
@@ -308,6 +366,7 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 						rep.Injected[kind]++
 					}
 				}
+				shared = shared || out.shared
 				if out.failed() && !rep.Failed {
 					rep.Failed, rep.Property = true, out.property
 					firstFail <- struct{}{}
@@ -331,6 +390,10 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 		rep.FirstFail = (<-failedAt).Sub(started)
 	} else {
 		close(firstFail)
+		if prop, verdict := reachability(cfg, rep.Runs, shared); prop != "" {
+			rep.Failed, rep.Property, rep.Verdict, rep.FirstFail = true, prop, verdict, rep.Elapsed
+			t.Errorf("check: %s: %s violated: %s (a property of all the runs together: no trace)", cfg.Name, prop, verdict)
+		}
 	}
 	if last != nil {
 		rep.Property, rep.Verdict, rep.Decisions = last.property, last.verdict, last.explored

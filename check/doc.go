@@ -78,6 +78,45 @@
 //     on a node already gone, a watch that fired already, or no watch at all.
 //   - hygiene: when every client is done, no lock node is left.
 //
+// # Primitives beyond the mutex
+//
+// Config.Primitive says what the Factory makes; the scheduler, the faults, shrinking, traces and replay are
+// the same for each, and a trace names its primitive in its header ("primitive:", and "leases:" for a
+// semaphore; a mutex's trace has neither line, as before primitives).
+//
+//   - ReadWrite: the Factory's Locker is an RWLocker (NewRWLocker makes one of two sides; RWRecipe is the
+//     product's recipe.NewRWLock): Lock and Unlock are the write side, RLocker() the read side. A client is
+//     a reader in the rounds where its number plus the round is odd (c2 in round 1, c1 and c3 in round 2).
+//     A reader's critical section is one fenced read; a writer's the read-modify-write. The register admits a
+//     read whose token is at least every admitted write's, and a write whose token is at least every
+//     admitted read's and write's. safety: porcupine checks the history against a read-write lock (a valid
+//     writer hold overlaps no other valid hold; readers share). fenced-register and fencing as for the
+//     mutex, with those admission rules. no-herd: one write node's deletion may wake every reader behind it;
+//     a change is a herd when it wakes more than one waiter and one of them waits for the write side.
+//     readers-share is a property of all the runs together: some run must have two valid read holds at once,
+//     or the exploration fails (a reader that never overlaps another is a bug, however safe); such a failure
+//     has no trace, since no run is a counterexample.
+//   - Semaphore: Lock acquires one of Config.Leases leases, Unlock releases it (NewSemaphoreLocker adapts a
+//     Leaser such as recipe.Semaphore; SemaphoreRecipe is the product's). Every holder does the
+//     read-modify-write on a register that admits every access, since holders share it by design. safety:
+//     porcupine checks the history against a counting semaphore (at most Leases valid holds at once).
+//     fencing: each lease's token exceeds that of every valid hold that had ended before its Lock call, so
+//     that whatever a lease fences can tell a later lease from an earlier one. no-herd as for the mutex: a
+//     released lease wakes at most one waiter. leases-share, a property of all the runs like readers-share:
+//     some run must have every lease held at once.
+//   - Election: Lock campaigns until the client leads, Unlock resigns (NewElectionLocker adapts a Candidate
+//     such as recipe.Election; ElectionRecipe is the product's). A leader's critical section is the mutex's
+//     fenced read-modify-write. safety: at most one valid leader at a time (the mutex's porcupine model);
+//     fenced-register and fencing as for the mutex (every fenced write of a valid leader admitted);
+//     token-order: each leader's token above every earlier leader's; no-herd: a leader's end wakes one
+//     candidate; liveness: after the faults stop, nobody is left campaigning, so someone led.
+//
+// For every primitive but the mutex, the hygiene property counts ephemeral nodes only, so that a recipe's
+// persistent directories (a semaphore's leases and locks) are not leftovers.
+//
+// The exhaustive mode judges the per-run properties of every primitive, and a reachability property over
+// the whole bound when it is exhausted; make prove searches the mutex and its mutants only.
+//
 // # Traces
 //
 // A violation fails the test; rapid shrinks it (keeping the same property), and the shrunk run's trace is
@@ -100,8 +139,17 @@
 //
 // # Mutants
 //
-// Variants lists the product's recipe and seven deliberately broken locks, one classic bug each; `make check`
-// runs them all (TestCheckAll) and requires the recipe to pass and every mutant to be caught.
+// Variants lists the product's recipe and seven deliberately broken locks, one classic bug each, then the
+// read-write lock and three broken ones (a reader that waits behind a reader: readers-share; a writer that
+// ignores the read nodes below it: safety, or fencing when the reader it jumped holds after it; a reader
+// that holds when its watched write node goes without listing again: safety), the semaphore and four broken
+// ones (waiters that watch the leases themselves: no-herd; a count from a listing taken before the own
+// create: safety or liveness; a wait on an exists watch of the leases directory, which no lease fires:
+// liveness; the own lease counted twice: leases-share), and the election and four broken ones (a candidate
+// that leads when the directory was empty before its create: safety or token-order; candidates that watch
+// the leader: no-herd; a leader that ignores its session's loss: fenced-register; the session id as token:
+// token-order or fencing); `make check` runs them all
+// (TestCheckAll) and requires the recipes to pass and every mutant to be caught.
 //
 // # Real ensembles
 //

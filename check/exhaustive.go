@@ -258,6 +258,7 @@ type exhaustiveResult struct {
 	exhausted                 bool                // the whole tree was explored (not stopped by a failure or the budget)
 	failure                   *outcome            // the first failing run, when stopping at failures
 	violated                  map[string]*outcome // every property some run violated, with its first run, when not stopping
+	shared                    bool                // some judged run reached the primitive's sharing (reachability)
 }
 
 // Which failures end a search (exhaust's stopOn): any, none (collect every violated property), or one
@@ -294,6 +295,7 @@ func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, sto
 			s.schedules++
 		}
 		s.mu.Unlock()
+		res.shared = res.shared || out.shared
 		if out.property == "replay" || out.property == "setup" {
 			// The search's own failure (a run that did not follow its prefix) or a lock that cannot be made.
 			res.failure = out
@@ -341,6 +343,11 @@ func runExhaustive(t *testing.T, kind clients, cfg Config) Report {
 	t.Helper()
 	rep, fail := exploreExhaustive(t, kind, cfg)
 	if fail == nil {
+		// Every schedule kept every property: within the bound, the primitive's sharing must be reachable.
+		if prop, verdict := reachability(cfg, rep.Schedules, rep.shared); rep.Exhausted && prop != "" {
+			rep.Failed, rep.Property, rep.Verdict = true, prop, verdict
+			t.Errorf("check: %s: %s violated within the bound: %s (a property of all the schedules together: no trace)", cfg.Name, prop, verdict)
+		}
 		return rep
 	}
 	reportTrace(t, cfg, fail, &rep, fmt.Sprintf(" (exhaustive search, shortest schedule: %d decisions)", fail.explored))
@@ -376,6 +383,7 @@ func exploreExhaustive(t *testing.T, kind clients, cfg Config) (Report, *outcome
 	res := exhaust(t, kind, cfg, cfg.Steps, !cfg.NoReduction, stopOnAny, deadline, progress)
 	rep.Schedules, rep.Pruned, rep.DecisionPoints, rep.Exhausted = res.schedules, res.pruned, res.points, res.exhausted
 	rep.Runs = res.schedules + res.pruned
+	rep.shared = res.shared
 	fail := res.failure
 	if fail != nil && (fail.property == "replay" || fail.property == "setup") {
 		t.Fatalf("check: %s: exhaustive search: %s", cfg.Name, fail.verdict)

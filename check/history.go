@@ -78,7 +78,7 @@ func (h *History) Read(client int, token int64) (int, bool) {
 	op := &csOp{token: token}
 	h.open[client] = op
 	h.addLocked(&event{client: client, kind: "cs-read", text: fmt.Sprintf("read with token %d", token), op: op})
-	op.readOK, op.read = h.reg.admit(token), h.reg.value
+	op.readOK, op.read = h.reg.admit(token, false), h.reg.value
 	h.addLocked(&event{client: client, kind: "cs-value", text: fmt.Sprintf("read %d (admitted %t)", op.read, op.readOK), op: op})
 	if !op.readOK {
 		delete(h.open, client)
@@ -97,7 +97,7 @@ func (h *History) Write(client int, token int64, value int) bool {
 	}
 	delete(h.open, client)
 	op.wrote = true
-	op.writeOK = h.reg.admit(token)
+	op.writeOK = h.reg.admit(token, false)
 	if op.writeOK {
 		h.reg.value = value
 	}

@@ -47,14 +47,33 @@ func Recipe(conn recipe.Conn, path string) Locker {
 	return recipe.NewLock(conn, path, recipe.WithRandom(RandFor(conn)))
 }
 
+// RWRecipe is the Factory of the product's read-write lock (recipe.NewRWLock), with deterministic node ids,
+// for Config.Primitive ReadWrite: its Lock is the write side, its RLocker the read side.
+func RWRecipe(conn recipe.Conn, path string) Locker {
+	rw := recipe.NewRWLock(conn, path, recipe.WithRandom(RandFor(conn)))
+	return NewRWLocker(rw.WriteLock(), rw.ReadLock())
+}
+
+// NewRWLocker makes an RWLocker of a read-write lock's two sides, for a Factory (Config.Primitive
+// ReadWrite): write's methods are the RWLocker's own, and RLocker returns read. Each side's Lost(), if it
+// has one, is asked during its holds.
+func NewRWLocker(write, read Locker) RWLocker { return rwLocker{write, read} }
+
+type rwLocker struct{ write, read Locker }
+
+func (l rwLocker) Lock(ctx context.Context) error   { return l.write.Lock(ctx) }
+func (l rwLocker) Unlock(ctx context.Context) error { return l.write.Unlock(ctx) }
+func (l rwLocker) Token() int64                     { return l.write.Token() }
+func (l rwLocker) RLocker() Locker                  { return l.read }
+
+// Lost is the write side's Lost(), or nil (never lost) when it has none.
+func (l rwLocker) Lost() <-chan struct{} { return lostOf(l.write) }
+
 // Variants returns the recipe and the seven mutants, on the model's own clients and on go-zookeeper's over
-// the wire, and go-zookeeper's own zk.Lock, with the exploration each gets in `make check`.
+// the wire, and go-zookeeper's own zk.Lock; then the read-write lock and its mutants; each with the
+// exploration it gets in `make check`; then the semaphore and its mutants, and the election and its.
 func Variants() []Variant {
-	v := func(name, bug, expect string, bugs mutation, faults Fault) Variant {
-		return Variant{Name: name, Bug: bug, Expect: expect,
-			Factory: func(conn recipe.Conn, path string) Locker { return newMutant(conn, path, bugs) },
-			Config:  Config{Name: name, Faults: faults}}
-	}
+	v := mutantsOf(Mutex, func(conn recipe.Conn, path string, bugs mutation) Locker { return newMutant(conn, path, bugs) })
 	model := []Variant{
 		{Name: "recipe", Factory: Recipe, Config: Config{Name: "recipe", Faults: AllFaults}},
 		withClients(5, Variant{Name: "recipe-5-clients", Factory: Recipe, Config: Config{Name: "recipe-5-clients", Faults: AllFaults}}),
@@ -73,7 +92,35 @@ func Variants() []Variant {
 			all = append(all, overWire(v))
 		}
 	}
-	return append(all, ZKLockVariant())
+	all = append(all, ZKLockVariant())
+	all = append(all, rwVariants()...)
+	all = append(all, semaphoreVariants()...)
+	return append(all, electionVariants()...)
+}
+
+// mutantsOf returns the maker of a primitive's mutant variants: each is newLock's compact recipe with the bugs,
+// explored with the fault kinds given.
+func mutantsOf(prim Primitive, newLock func(conn recipe.Conn, path string, bugs mutation) Locker) func(name, bug, expect string, bugs mutation, faults Fault) Variant {
+	return func(name, bug, expect string, bugs mutation, faults Fault) Variant {
+		return Variant{Name: name, Bug: bug, Expect: expect,
+			Factory: func(conn recipe.Conn, path string) Locker { return newLock(conn, path, bugs) },
+			Config:  Config{Name: name, Faults: faults, Primitive: prim}}
+	}
+}
+
+// rwVariants are the read-write lock (recipe.NewRWLock) and the mutants of the compact read-write lock.
+// Readers are clients whose number plus the round is odd: c2 in round 1, c1 and c3 in round 2.
+func rwVariants() []Variant {
+	v := mutantsOf(ReadWrite, func(conn recipe.Conn, path string, bugs mutation) Locker { return newRWMutant(conn, path, bugs) })
+	recipe := Variant{Name: "rwlock", Factory: RWRecipe, Config: Config{Name: "rwlock", Faults: AllFaults, Primitive: ReadWrite}}
+	return []Variant{
+		recipe,
+		overWire(recipe),
+		v("rwlock-mutant-control", "", "", 0, AllFaults),
+		v("rwlock-mutant-a-reader-waits-on-reader", "a reader waits behind its immediate predecessor even when that is a reader", "readers-share", readerWaitsOnReader, AllFaults),
+		withClients(2, v("rwlock-mutant-b-writer-ignores-readers", "a writer waits behind earlier write nodes only, not the read nodes below it", "safety|fencing", writerIgnoresReaders, 0)),
+		v("rwlock-mutant-c-reader-assumes-held", "a reader whose watched write node goes holds without listing again", "safety|fencing", readerAssumesHeld, FaultCancel|FaultAdvance|FaultExpire),
+	}
 }
 
 // ZKLockVariant is go-zookeeper's own zk.Lock, unmodified, on go-zookeeper clients over the wire. Its Lock
@@ -122,7 +169,7 @@ func VariantByName(name string) (Variant, error) {
 }
 
 // mutation is a set of deliberate bugs.
-type mutation uint8
+type mutation uint16
 
 const (
 	watchParent mutation = 1 << iota
@@ -132,33 +179,91 @@ const (
 	leaveOnCancel
 	ignoreLoss
 	sessionToken
+
+	// The read-write lock's bugs (newRWMutant):
+	readerWaitsOnReader  // a reader waits behind its immediate predecessor, a reader too
+	writerIgnoresReaders // a writer waits behind earlier write nodes only
+	readerAssumesHeld    // a reader whose watched write node goes holds without listing again
 )
 
 // mutant is a compact lock recipe that is correct with no mutations, and broken in one known way with each.
 // It is a fixture for the checker, not a lock to use.
 type mutant struct {
-	conn  recipe.Conn
-	dir   string
-	bugs  mutation
-	rand  io.Reader
-	node  string
-	token int64
-	lost  chan struct{}
+	conn recipe.Conn
+	dir  string
+	bugs mutation
+	// marker is in the own node's name after the id ("-lock-" for the mutex, "-__READ__" or "-__WRIT__"
+	// for a side of the read-write lock); blockedBy, if set, says which earlier nodes keep it waiting (the
+	// mutex: every earlier node).
+	marker    string
+	blockedBy func(name string) bool
+	rand      io.Reader
+	node      string
+	token     int64
+	lost      chan struct{}
 }
 
 var errMutantLost = errors.New("mutant: lock node gone")
 
 func newMutant(conn recipe.Conn, dir string, bugs mutation) *mutant {
-	return &mutant{conn: conn, dir: dir, bugs: bugs, rand: RandFor(conn)}
+	return &mutant{conn: conn, dir: dir, bugs: bugs, rand: RandFor(conn), marker: "-lock-"}
+}
+
+// rwMutant is the mutant's read-write lock: two mutants on one directory, with Curator's node names. A
+// reader waits behind the nearest earlier write node, a writer behind its immediate predecessor; each bug
+// breaks one of the rules.
+type rwMutant struct {
+	*mutant // the write side
+	read    *mutant
+}
+
+func (rw rwMutant) RLocker() Locker { return rw.read }
+
+const (
+	readMarker  = "-__READ__"
+	writeMarker = "-__WRIT__"
+)
+
+func newRWMutant(conn recipe.Conn, dir string, bugs mutation) rwMutant {
+	rand := RandFor(conn) // one stream for both sides, so that their ids differ
+	isWrite := func(name string) bool { return strings.Contains(name, writeMarker) }
+	read := &mutant{conn: conn, dir: dir, bugs: bugs, rand: rand, marker: readMarker, blockedBy: isWrite}
+	write := &mutant{conn: conn, dir: dir, bugs: bugs, rand: rand, marker: writeMarker, blockedBy: func(string) bool { return true }}
+	if bugs&readerWaitsOnReader != 0 {
+		read.blockedBy = write.blockedBy
+	}
+	if bugs&writerIgnoresReaders != 0 {
+		write.blockedBy = isWrite
+	}
+	write.bugs &^= readerAssumesHeld // a reader's bug
+	return rwMutant{mutant: write, read: read}
+}
+
+// predecessor returns the index in kids (sorted) of the nearest node before me that blocks it, or -1.
+func (m *mutant) predecessor(kids []string, me int) int {
+	for i := me - 1; i >= 0; i-- {
+		if m.blockedBy == nil || m.blockedBy(kids[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 func (m *mutant) has(b mutation) bool { return m.bugs&b != 0 }
 
 // Lock acquires the lock (or fails, with the mutation's bug).
 func (m *mutant) Lock(ctx context.Context) error {
+	empty := false
+	if m.has(leadOnEmptyListing) {
+		kids, _, err := m.conn.Children(m.dir)
+		empty = err == nil && len(m.sorted(kids)) == 0
+	}
 	node, err := m.create(ctx)
 	if err != nil {
 		return err
+	}
+	if empty && m.take(node, nil) {
+		return nil // the bug: another candidate may have looked, found it empty and created its node first
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -167,12 +272,13 @@ func (m *mutant) Lock(ctx context.Context) error {
 		var (
 			kids   []string
 			parent <-chan zk.Event
+			stat   *zk.Stat
 		)
 		if m.has(watchParent) {
 			// The herd-prone classic: list with a watch on the parent, so every change wakes every waiter.
 			kids, parent, err = m.childrenW()
 		} else {
-			kids, _, err = m.conn.Children(m.dir)
+			kids, stat, err = m.conn.Children(m.dir)
 		}
 		if err != nil {
 			if errors.Is(err, zk.ErrConnectionClosed) {
@@ -190,22 +296,20 @@ func (m *mutant) Lock(ctx context.Context) error {
 		if me < 0 {
 			return errMutantLost
 		}
-		if me == 0 {
-			ok, st, own, err := m.conn.ExistsW(node)
-			if err != nil || !ok {
-				continue
+		pred := m.predecessor(kids, me)
+		if pred > 0 && m.has(watchLowest) {
+			pred = 0 // the bug: every candidate watches the leader, and its end wakes them all
+		}
+		if pred < 0 {
+			if m.take(node, stat) {
+				return nil
 			}
-			m.node, m.token, m.lost = node, st.Czxid, make(chan struct{})
-			if m.has(sessionToken) {
-				m.token = m.conn.SessionID() // the bug: a later holder may have an older session
-			}
-			m.followOwn(own)
-			return nil
+			continue
 		}
 		ch := parent
 		if !m.has(watchParent) {
 			var ok bool
-			ok, _, ch, err = m.conn.ExistsW(m.dir + "/" + kids[me-1])
+			ok, _, ch, err = m.conn.ExistsW(m.dir + "/" + kids[pred])
 			if err == nil && !ok && !m.has(ignoreGone) {
 				continue
 			}
@@ -215,10 +319,36 @@ func (m *mutant) Lock(ctx context.Context) error {
 		}
 		select {
 		case <-ch:
+			// The bug: the write node it waited behind is gone, so it must hold — but a writer that gave up
+			// while waiting leaves its own predecessor holding.
+			if m.has(readerAssumesHeld) {
+				if _, stat, err := m.conn.Children(m.dir); err == nil && m.take(node, stat) {
+					return nil // the listing's names go unread: only its pzxid, for the token
+				}
+			}
 		case <-ctx.Done():
 			return m.giveUp(node, ctx.Err())
 		}
 	}
+}
+
+// take makes the own node the hold, if it still exists. The token is the node's czxid — or, for a side of
+// the read-write lock, the directory's pzxid in the listing that let it hold, as the recipe's: a reader's
+// czxid may be below that of a writer it let go first.
+func (m *mutant) take(node string, listing *zk.Stat) bool {
+	ok, st, own, err := m.conn.ExistsW(node)
+	if err != nil || !ok {
+		return false
+	}
+	m.node, m.token, m.lost = node, st.Czxid, make(chan struct{})
+	if m.blockedBy != nil && listing != nil {
+		m.token = listing.Pzxid
+	}
+	if m.has(sessionToken) {
+		m.token = m.conn.SessionID() // the bug: a later holder may have an older session
+	}
+	m.followOwn(own)
+	return true
 }
 
 // childrenW lists the lock's children and watches the parent.
@@ -238,7 +368,7 @@ func (m *mutant) create(ctx context.Context) (string, error) {
 	if _, err := io.ReadFull(m.rand, id[:]); err != nil {
 		return "", err
 	}
-	prefix := fmt.Sprintf("_c_%x-lock-", id)
+	prefix := fmt.Sprintf("_c_%x%s", id, m.marker)
 	if m.has(plainCreate) {
 		prefix = "lock-"
 	}
@@ -307,13 +437,15 @@ func (m *mutant) sorted(kids []string) []string {
 	return locks
 }
 
+// seqOf reads the sequence number after a node's marker ("lock-", or the read-write lock's).
 func seqOf(name string) (int64, bool) {
-	i := strings.LastIndex(name, "lock-")
-	if i < 0 {
-		return 0, false
+	for _, marker := range []string{"lock-", readMarker, writeMarker, latchMarker} {
+		if i := strings.LastIndex(name, marker); i >= 0 {
+			n, err := strconv.ParseInt(name[i+len(marker):], 10, 64)
+			return n, err == nil
+		}
 	}
-	n, err := strconv.ParseInt(name[i+len("lock-"):], 10, 64)
-	return n, err == nil
+	return 0, false
 }
 
 // followOwn closes lost when the own node goes (deleted, or the session ended) — unless the holder ignores it.

@@ -22,6 +22,7 @@ type lockOp struct {
 	call    int64
 	ret     int64
 	note    string
+	shared  bool // a reader's acquisition or release (ReadWrite)
 }
 
 // lockModel is mutual exclusion: at most one client holds at a time. State: the holder (0: nobody).
@@ -51,7 +52,13 @@ var lockModel = porcupine.Model{
 
 type registerState struct {
 	value    int
-	maxToken int64
+	maxToken int64 // of exclusive accesses
+	maxRead  int64 // of shared ones (ReadWrite's readers)
+}
+
+// stale says whether the register refuses op's token in state s (see register.admit).
+func (s registerState) stale(op *csOp) bool {
+	return op.token != 0 && (op.token < s.maxToken || !op.shared && op.token < s.maxRead)
 }
 
 // registerModel treats each critical section (fenced read, then write of read+1) as one atomic operation on
@@ -61,12 +68,15 @@ var registerModel = porcupine.Model{
 	Step: func(state, input, _ any) (bool, any) {
 		s, op := state.(registerState), input.(*csOp)
 		if !op.readOK {
-			return op.token != 0 && op.token < s.maxToken, s
+			return s.stale(op), s
 		}
-		if op.read != s.value || (op.token != 0 && op.token < s.maxToken) {
+		if op.read != s.value || s.stale(op) {
 			return false, s
 		}
-		next := registerState{value: s.value, maxToken: max(s.maxToken, op.token)}
+		next := registerState{value: s.value, maxToken: max(s.maxToken, op.token), maxRead: s.maxRead}
+		if op.shared {
+			next.maxToken, next.maxRead = s.maxToken, max(s.maxRead, op.token)
+		}
 		if op.wrote && op.writeOK {
 			next.value++
 		}
@@ -86,12 +96,19 @@ var registerModel = porcupine.Model{
 	},
 	DescribeState: func(state any) string {
 		s := state.(registerState)
+		if s.maxRead != 0 {
+			return fmt.Sprintf("value %d, highest write token %d, highest read token %d", s.value, s.maxToken, s.maxRead)
+		}
 		return fmt.Sprintf("value %d, highest token %d", s.value, s.maxToken)
 	},
 }
 
 // evaluate checks the properties in order of gravity and records the first violation.
 func (o *outcome) evaluate(r *run, stuck []int, leftovers []string) {
+	if r.cfg.Primitive != Mutex {
+		o.evaluatePrimitive(r.cfg, stuck, leftovers)
+		return
+	}
 	o.lockOps = lockHistory(o.history)
 	if res := porcupine.CheckOperations(lockModel, toOps(o.lockOps)); !res {
 		o.property, o.verdict = "safety", safetyVerdict(o.history)
@@ -102,11 +119,17 @@ func (o *outcome) evaluate(r *run, stuck []int, leftovers []string) {
 		o.verdict = "critical sections interleaved: a read-modify-write of the fenced register lost an update (porcupine: not linearizable)"
 		return
 	}
+	o.evaluateRest(Mutex, stuck, leftovers)
+}
+
+// evaluateRest checks, for every primitive, the properties after the holds' and the register's: fencing,
+// no-herd, liveness and hygiene.
+func (o *outcome) evaluateRest(prim Primitive, stuck []int, leftovers []string) {
 	if v := fencing(o.history); v != "" {
 		o.property, o.verdict = "fencing", v
 		return
 	}
-	if v := herd(o.history); v != "" {
+	if v := herd(o.history, prim); v != "" {
 		o.property, o.verdict = "no-herd", v
 		return
 	}
@@ -116,14 +139,20 @@ func (o *outcome) evaluate(r *run, stuck []int, leftovers []string) {
 		return
 	}
 	if len(leftovers) > 0 {
+		what := "lock nodes" // a mutex's words, as its traces have them
+		if prim != Mutex {
+			what = "ephemeral nodes"
+		}
 		o.property = "hygiene"
-		o.verdict = fmt.Sprintf("every client was done, but lock nodes were left behind: %s", strings.Join(leftovers, ", "))
+		o.verdict = fmt.Sprintf("every client was done, but %s were left behind: %s", what, strings.Join(leftovers, ", "))
 	}
 }
 
 // validHold is one valid hold of the lock: from Lock's success until Unlock began or the session ended.
 type validHold struct {
 	client     int
+	shared     bool  // a read hold (ReadWrite)
+	call       int64 // ts of the Lock call that acquired it
 	token      int64
 	session    int64
 	from, to   int64 // ts
@@ -137,17 +166,20 @@ func validHolds(h []*event) []*validHold {
 	var holds []*validHold
 	open := map[int]*validHold{}
 	expired := map[int64]bool{}
+	calls := map[int]int64{}
 	end := func(v *validHold, e *event, how string) {
 		v.to, v.end, v.how = e.ts, e.step, how
 		delete(open, v.client)
 	}
 	for _, e := range h {
 		switch e.kind {
+		case "lock":
+			calls[e.client] = e.ts
 		case "lock-ok":
 			if expired[e.session] {
 				continue // never valid: see lockHistory
 			}
-			v := &validHold{client: e.client, token: e.token, session: e.session, from: e.ts, begin: e.step}
+			v := &validHold{client: e.client, shared: e.shared, call: calls[e.client], token: e.token, session: e.session, from: e.ts, begin: e.step}
 			open[e.client] = v
 			holds = append(holds, v)
 		case "model:expire":
@@ -383,6 +415,7 @@ func lockHistory(h []*event) []lockOp {
 		call, ok int64
 		session  int64
 		ended    bool
+		shared   bool
 	}
 	holds := map[int]*open{}
 	calls := map[int]int64{}
@@ -397,21 +430,21 @@ func lockHistory(h []*event) []lockOp {
 				// the holder cannot know yet. Fencing is what protects the register from it.
 				continue
 			}
-			holds[e.client] = &open{call: calls[e.client], ok: e.ts, session: e.session}
-			ops = append(ops, lockOp{client: e.client, acquire: true, call: calls[e.client], ret: e.ts})
+			holds[e.client] = &open{call: calls[e.client], ok: e.ts, session: e.session, shared: e.shared}
+			ops = append(ops, lockOp{client: e.client, acquire: true, call: calls[e.client], ret: e.ts, shared: e.shared})
 		case "model:expire":
 			expired[e.session] = true
 			for c, o := range holds {
 				if o.session == e.session && !o.ended {
 					o.ended = true
-					ops = append(ops, lockOp{client: c, call: e.ts, ret: e.ts, note: "its session expired"})
+					ops = append(ops, lockOp{client: c, call: e.ts, ret: e.ts, note: "its session expired", shared: o.shared})
 				}
 			}
 		case "unlock":
 			if o := holds[e.client]; o != nil && !o.ended {
 				o.ended = true
 				calls[e.client] = e.ts
-				ops = append(ops, lockOp{client: e.client, call: e.ts, ret: never, note: "Unlock"})
+				ops = append(ops, lockOp{client: e.client, call: e.ts, ret: never, note: "Unlock", shared: o.shared})
 			}
 		case "unlock-ok":
 			if o := holds[e.client]; o != nil {
@@ -471,8 +504,16 @@ func csOperations(h []*event) []porcupine.Operation {
 // Lock call, for a path that client set a watch on during that same call, and the client is not the one whose
 // request caused it. A waiter's watch on its own node (which tells it of loss) is no wake-up. Nothing after
 // the run's shutdown counts.
-func herd(h []*event) string {
+//
+// For a read-write lock, one write node's deletion may wake all the readers behind it: a change is a herd
+// only when it woke more than one waiter and one of them waits for the write side.
+//
+// For the primitives beyond the mutex, a client whose session expired during its Lock call is no longer
+// a waiter for the rest of that call: its place in line went with its session, and a watch it set on the
+// new session with a request sent before (a semaphore's listing, say) fires while it gives up.
+func herd(h []*event, prim Primitive) string {
 	inLock := map[int]bool{}
+	writer := map[int]bool{} // the client's current Lock call is for the write side
 	watched := map[int]map[string]bool{}
 	own := map[int]map[string]bool{} // the nodes each client created in its current Lock call
 	type change struct {
@@ -481,6 +522,7 @@ func herd(h []*event) string {
 	}
 	actor := map[int64]int{}
 	woken := map[change][]int{}
+	wokeWriter := map[change]int{} // the first waiter a change woke in a Lock call for the write side
 	lastActor := 0
 	var changes []change
 	for _, e := range h {
@@ -490,6 +532,7 @@ func herd(h []*event) string {
 		switch {
 		case e.kind == "lock":
 			inLock[e.client], watched[e.client], own[e.client] = true, map[string]bool{}, map[string]bool{}
+			writer[e.client] = !e.shared
 		case e.kind == "lock-ok" || e.kind == "lock-err" || e.kind == "cancelled":
 			// A cancelled client no longer waits; go-zookeeper cannot remove the watches it left behind.
 			inLock[e.client] = false
@@ -506,6 +549,9 @@ func herd(h []*event) string {
 			}
 		case e.kind == "model:expire":
 			lastActor = e.client
+			if prim != Mutex && e.client != 0 {
+				inLock[e.client] = false
+			}
 		case e.kind == "model:notify":
 			if _, ok := actor[e.zxid]; !ok {
 				actor[e.zxid] = lastActor
@@ -516,13 +562,23 @@ func herd(h []*event) string {
 			}
 			if e.client != actor[e.zxid] && inLock[e.client] && watched[e.client][e.path] && !own[e.client][e.path] {
 				woken[ch] = append(woken[ch], e.client)
+				if _, ok := wokeWriter[ch]; !ok && writer[e.client] {
+					wokeWriter[ch] = e.client
+				}
 			} else if woken[ch] == nil {
 				woken[ch] = []int{}
 			}
 		}
 	}
 	for _, ch := range changes {
-		if w := woken[ch]; len(w) > 1 {
+		w := woken[ch]
+		if len(w) > 1 && prim == ReadWrite {
+			if c, ok := wokeWriter[ch]; ok {
+				return fmt.Sprintf("one change (zxid %d, %s) woke %d waiters (%s), among them c%d, which waits for the write lock; a release may wake the readers behind it, but a writer should be woken alone", ch.zxid, ch.path, len(w), strings.TrimSuffix(strings.TrimPrefix(clientList(w), "clients "), " were"), c)
+			}
+			continue
+		}
+		if len(w) > 1 {
 			return fmt.Sprintf("one change (zxid %d, %s) woke %d waiters (%s); each release should wake only the next client in line", ch.zxid, ch.path, len(w), strings.TrimSuffix(strings.TrimPrefix(clientList(w), "clients "), " were"))
 		}
 	}

@@ -51,6 +51,7 @@ type event struct {
 	zxid    int64
 	path    string
 	op      *csOp
+	shared  bool // a reader's Lock call, hold or release (ReadWrite)
 }
 
 // clientConn is what the workload needs of a client's connection, whatever kind of client it is.
@@ -159,6 +160,7 @@ type outcome struct {
 	verdict    string
 	lockOps    []lockOp
 	dump       string
+	shared     bool // the run reached the primitive's sharing: two readers, or Leases holders, at once
 	pruned     bool // partial-order reduction cut the run short: it is not judged
 }
 
@@ -170,6 +172,7 @@ func execute(f Factory, cfg Config, d decider) *outcome { return executeWith(mod
 // executeWith performs one run of the given kind of clients inside the current synctest bubble.
 func executeWith(kind clients, cfg Config, d decider) *outcome {
 	r := &run{cfg: cfg, kind: kind, byID: map[int]*client{}}
+	r.reg.open = cfg.Primitive == Semaphore
 	opts := []model.Option{model.WithManualTransport()}
 	if cfg.Faults&FaultStopServer != 0 {
 		opts = append(opts, model.WithEnsemble(ensembleSize)) // only then: runs without the fault are as before
@@ -283,6 +286,15 @@ func (r *run) setup(kind clients) error {
 		c.lock = kind.lock(c.conn, lockDir)
 		if c.lock == nil {
 			return fmt.Errorf("the Factory returned a nil Locker for client c%d: it must return a lock on the given connection and path", c.id)
+		}
+		if r.cfg.Primitive == ReadWrite {
+			rw, ok := c.lock.(RWLocker)
+			if !ok {
+				return fmt.Errorf("the Factory returned a %T for client c%d, which has no RLocker() Locker method: a ReadWrite Factory's Locker is the write side and must return the read side from RLocker (check.RWLocker)", c.lock, c.id)
+			}
+			if c.rlock = rw.RLocker(); c.rlock == nil {
+				return fmt.Errorf("the RLocker of client c%d's Locker returned nil: it must return the read side", c.id)
+			}
 		}
 	}
 	return nil
@@ -422,11 +434,12 @@ func parseNotify(detail string) (path string, zxid int64) {
 	return path, zxid
 }
 
-// lockNodes lists the nodes under lockDir in a model Dump.
+// lockNodes lists the ephemeral nodes under lockDir in a model Dump: what a recipe's clients leave behind.
+// Persistent nodes (a semaphore's leases and locks directories) are the recipe's own structure.
 func lockNodes(dump string) []string {
 	var out []string
 	for _, line := range strings.Split(dump, "\n") {
-		if strings.HasPrefix(line, "node "+lockDir+"/") {
+		if strings.HasPrefix(line, "node "+lockDir+"/") && !strings.Contains(line, " owner=0x0 ") {
 			out = append(out, strings.Fields(line)[1])
 		}
 	}

@@ -190,7 +190,7 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		progress = append(progress, r.choice(fmt.Sprintf("%s c%d", kind, c.id), func() {
 			req := *c.pending
 			c.pending = nil
-			ok := r.reg.admit(req.token)
+			ok := r.reg.admit(req.token, req.shared)
 			if ok && req.write {
 				r.reg.value = req.value
 			}

@@ -49,6 +49,12 @@ func (o *outcome) render(cfg Config) string {
 	fmt.Fprintf(&b, "faults: %s\n", cfg.Faults)
 	fmt.Fprintf(&b, "max-faults: %d\n", cfg.MaxFault)
 	fmt.Fprintf(&b, "deadline: %s\n", cfg.Deadline)
+	if cfg.Primitive != Mutex { // only then: a mutex's traces are as they were before primitives
+		fmt.Fprintf(&b, "primitive: %s\n", cfg.Primitive)
+	}
+	if cfg.Primitive == Semaphore {
+		fmt.Fprintf(&b, "leases: %d\n", cfg.Leases)
+	}
 	prop, verdict := o.property, o.verdict
 	if prop == "" {
 		prop, verdict = "none", "every property held"
@@ -255,6 +261,10 @@ func (tr *Trace) setHeader(key, val string) error {
 		if err != nil {
 			err = fmt.Errorf("deadline: %w", err)
 		}
+	case "primitive":
+		c.Primitive, err = ParsePrimitive(val)
+	case "leases":
+		c.Leases, err = atoi()
 	case "property":
 		tr.Property = val
 	case "client-kind":

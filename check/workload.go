@@ -14,29 +14,40 @@ type csOp struct {
 	// lostAtRead: the Locker's Lost() had closed when the client asked for the read, so the read may be
 	// refused without breaking the fencing property. (A client told of loss skips the write.)
 	lostAtRead bool
-	readOK     bool
-	read       int
-	wrote      bool
-	writeOK    bool
+	// shared: a reader's critical section (ReadWrite): a fenced read alone, admitted by the register unless
+	// a write with a higher token came before
+	shared  bool
+	readOK  bool
+	read    int
+	wrote   bool
+	writeOK bool
 	// incomplete: the run ended before the register answered (only when clients are stuck)
 	incomplete bool
 }
 
-// register is the shared state the critical sections update. It refuses a read or a write whose fencing
-// token is lower than one it has already seen; token 0 means "no token" and is never refused.
+// register is the shared state the critical sections update. It refuses an exclusive access (a mutex
+// holder's, a writer's, a leader's) whose fencing token is lower than one it has already seen, and a shared
+// one (a reader's) whose token is lower than an exclusive access's; token 0 means "no token" and is never
+// refused. A semaphore's register (open) admits everything: its holders share it by design.
 type register struct {
 	value    int
-	maxToken int64
+	maxToken int64 // the highest token of an admitted exclusive access
+	maxRead  int64 // the highest token of an admitted shared access
+	open     bool
 }
 
-func (r *register) admit(token int64) bool {
-	if token == 0 {
+func (r *register) admit(token int64, shared bool) bool {
+	if token == 0 || r.open {
 		return true
 	}
-	if token < r.maxToken {
+	if token < r.maxToken || !shared && token < r.maxRead {
 		return false
 	}
-	r.maxToken = token
+	if shared {
+		r.maxRead = max(r.maxRead, token)
+	} else {
+		r.maxToken = token
+	}
 	return true
 }
 
@@ -44,6 +55,7 @@ type client struct {
 	id     int
 	conn   clientConn
 	lock   Locker
+	rlock  Locker // the read side, for ReadWrite
 	reqs   chan regRequest
 	cancel context.CancelCauseFunc
 	// deadline in virtual milliseconds since the start, or 0
@@ -55,10 +67,11 @@ type client struct {
 }
 
 type regRequest struct {
-	write bool
-	token int64
-	value int
-	reply chan regReply
+	write  bool
+	shared bool
+	token  int64
+	value  int
+	reply  chan regReply
 }
 
 type regReply struct {
@@ -88,36 +101,42 @@ func (r *run) workload(c *client) {
 			c.deadline = r.elapsed + r.cfg.Deadline.Milliseconds()
 		}
 		r.mu.Unlock()
-		r.react(c.id, "lock", fmt.Sprintf("Lock() round %d", round), nil)
-		err := c.lock.Lock(ctx)
+		lock, shared, name := c.lock, false, ""
+		if r.cfg.Primitive == ReadWrite && (c.id+round)%2 == 1 {
+			lock, shared, name = c.rlock, true, "R" // a reader this round
+		}
+		role := func(e *event) { e.shared = shared }
+		r.react(c.id, "lock", fmt.Sprintf("%sLock() round %d", name, round), role)
+		err := lock.Lock(ctx)
 		r.mu.Lock()
 		c.inLock, c.cancel = false, nil
 		r.mu.Unlock()
 		cancel(nil)
 		if err != nil {
-			r.react(c.id, "lock-err", fmt.Sprintf("Lock() failed: %v", err), func(e *event) { e.err = err })
+			r.react(c.id, "lock-err", fmt.Sprintf("%sLock() failed: %v", name, err), func(e *event) { e.err, e.shared = err, shared })
 			continue
 		}
-		token := c.lock.Token()
+		token := lock.Token()
 		sess := c.conn.SessionID()
-		r.react(c.id, "lock-ok", fmt.Sprintf("Lock() ok, token %d, session %#x", token, sess), func(e *event) { e.token, e.session = token, sess })
-		r.critical(c, token)
-		r.react(c.id, "unlock", "Unlock()", nil)
-		uerr := c.lock.Unlock(context.Background())
+		r.react(c.id, "lock-ok", fmt.Sprintf("%sLock() ok, token %d, session %#x", name, token, sess), func(e *event) { e.token, e.session, e.shared = token, sess, shared })
+		r.critical(c, lock, token, shared)
+		r.react(c.id, "unlock", name+"Unlock()", role)
+		uerr := lock.Unlock(context.Background())
 		if uerr != nil {
-			r.react(c.id, "unlock-err", fmt.Sprintf("Unlock() failed: %v", uerr), func(e *event) { e.err = uerr })
+			r.react(c.id, "unlock-err", fmt.Sprintf("%sUnlock() failed: %v", name, uerr), func(e *event) { e.err, e.shared = uerr, shared })
 		} else {
-			r.react(c.id, "unlock-ok", "Unlock() ok", nil)
+			r.react(c.id, "unlock-ok", name+"Unlock() ok", role)
 		}
 	}
 }
 
 // critical is the critical section: read the register, then write it plus one, both with the fencing token,
-// each a step the scheduler takes. A Locker that reports loss (Lost) is asked before the write.
-func (r *run) critical(c *client, token int64) {
-	op := &csOp{token: token, lostAtRead: lost(c.lock)}
+// each a step the scheduler takes. A Locker that reports loss (Lost) is asked before the write. A reader's
+// (shared) critical section is the fenced read alone.
+func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
+	op := &csOp{token: token, lostAtRead: lost(lock), shared: shared}
 	r.react(c.id, "cs-read", fmt.Sprintf("read register with token %d", token), func(e *event) { e.op = op })
-	rep := r.register(c, regRequest{token: token})
+	rep := r.register(c, regRequest{token: token, shared: shared})
 	op.readOK, op.read = rep.ok, rep.value
 	if rep.value < 0 {
 		op.incomplete = true
@@ -128,7 +147,10 @@ func (r *run) critical(c *client, token int64) {
 		return
 	}
 	r.react(c.id, "cs-value", fmt.Sprintf("register read %d", rep.value), func(e *event) { e.op = op })
-	if lost(c.lock) {
+	if shared {
+		return
+	}
+	if lost(lock) {
 		r.react(c.id, "cs-abort", "lock lost: write skipped", func(e *event) { e.op = op })
 		return
 	}

@@ -91,6 +91,11 @@ func (s *Semaphore) acquire(ctx context.Context) (*hold, error) {
 		return nil, err
 	}
 	h := newHold()
+	// The session the mutex is taken on: if it ends (an expiry, after which the connection has a new
+	// session), the mutex node is gone and another acquirer gets in and waits on the leases too; with every
+	// lease taken by waiters none would ever be released. A waiter whose session changed since it asked for
+	// the mutex gives up instead.
+	session := s.conn.SessionID()
 	if err := s.mutex.Lock(ctx); err != nil {
 		close(h.done)
 		return nil, err
@@ -106,6 +111,11 @@ func (s *Semaphore) acquire(ctx context.Context) (*hold, error) {
 	}
 	var retry retrier
 	for {
+		// Asked before every listing: a listing on a new session would set a watch beside the new
+		// mutex holder's, and a change would wake both.
+		if s.conn.SessionID() != session {
+			return fail(fmt.Errorf("the session of the admission mutex ended while waiting for a lease: %w", ErrLost))
+		}
 		r, err := call(ctx, func() (leaseListing, error) { return s.listLeases(ctx, id, node) })
 		if again, err := retry.next(ctx, h, err); again {
 			continue
@@ -124,6 +134,11 @@ func (s *Semaphore) acquire(ctx context.Context) (*hold, error) {
 	if err := s.leaveMutex(); err != nil {
 		close(h.done)
 		return nil, errors.Join(err, l.cleanup(id, &inflight))
+	}
+	if s.conn.SessionID() != session {
+		// The session ended while the mutex was left, and the lease, an ephemeral node of it, with it.
+		close(h.done)
+		return nil, errors.Join(fmt.Errorf("recipe: semaphore %s: the session ended as the lease was granted: %w", l.dir, ErrLost), l.cleanup(id, &inflight))
 	}
 	close(h.acquired)
 	return h, nil
