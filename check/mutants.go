@@ -317,6 +317,9 @@ func (m *mutant) Lock(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
+		if err := ctx.Err(); err != nil { // a cancellation wins over an event that came with it
+			return m.giveUp(node, err)
+		}
 		select {
 		case <-ch:
 			// The bug: the write node it waited behind is gone, so it must hold — but a writer that gave up

@@ -168,6 +168,11 @@ func (s *semMutant) Lock(ctx context.Context) error {
 				return s.fail(node, err)
 			}
 		}
+		// A cancellation wins over an event that came with it (while leave's delete was in flight, say):
+		// select picks at random among ready cases, and the choice must not depend on that.
+		if err := ctx.Err(); err != nil {
+			return s.fail(node, err)
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():

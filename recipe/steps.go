@@ -237,7 +237,19 @@ func (h *hold) followOwn(conn Conn) {
 
 // await waits for a watch event on events, ctx, or the loss of hold h, and returns the reason
 // to give up, if any: a watch that stopped (the session expired or closed) means the hold is lost.
+//
+// When several are ready at once (they came while the caller was busy with another call) the order is
+// fixed: ctx, then the loss, then the event. select alone would pick at random, and a run on the model
+// must go the same way every time its decisions are the same.
 func (h *hold) await(ctx context.Context, events <-chan zk.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-h.lost:
+		return ErrLost
+	default:
+	}
 	select {
 	case ev := <-events:
 		if ev.Err != nil {
