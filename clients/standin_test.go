@@ -26,31 +26,70 @@ func buildZkmodel(ctx context.Context, t *testing.T) string {
 	return bin
 }
 
-// standin is a cluster of zkmodel's zkServer.sh stand-in (dropin/bin/zkServer.sh) started as a harness starts
-// ZooKeeper: one `zkServer.sh start-foreground zoo.cfg` process per server, the JVM flags in SERVER_JVMFLAGS.
+// realZkServer is Debian's zkServer.sh (make zookeeper installs it).
+const realZkServer = "/usr/share/zookeeper/bin/zkServer.sh"
+
+// realServerJVMFlags are what Debian's zkServer.sh runs a real server's JVM with (JVMFLAGS): a quick
+// start-up on loaded cores; they change no server behaviour.
+const realServerJVMFlags = "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData"
+
+// standin is a cluster started as a harness starts ZooKeeper: one `zkServer.sh start-foreground zoo.cfg`
+// process per server, the JVM flags in SERVER_JVMFLAGS; the script is zkmodel's stand-in
+// (dropin/bin/zkServer.sh) or Debian's real one.
 type standin struct {
-	t     *testing.T
-	env   []string
-	cfgs  []string
-	addrs []string
+	t      *testing.T
+	script string
+	env    []string
+	cfgs   []string
+	addrs  []string
 
 	mu    sync.Mutex
 	procs []*exec.Cmd
 }
 
-// startStandin writes the zoo.cfg of each of servers servers (clientPort, dataDir, tickTime, every
-// four-letter word allowed, server.N lines and myid when more than one, then extra lines), starts them all,
-// and returns once each serves (srvr gives its mode). Every process is killed when t ends.
+// clusterConfig is what startCluster writes and runs.
+type clusterConfig struct {
+	// script is the zkServer.sh to run: "" means the stand-in, realZkServer Debian's ZooKeeper 3.8.
+	script string
+	// servers is the number of servers: 1 is a standalone server.
+	servers int
+	// jvmFlags is SERVER_JVMFLAGS.
+	jvmFlags string
+	// defaultWhitelist leaves 4lw.commands.whitelist out of zoo.cfg (3.8's default, srvr alone); otherwise
+	// every word is allowed.
+	defaultWhitelist bool
+	// extra lines of every zoo.cfg.
+	extra []string
+}
+
+// startStandin starts a cluster of servers stand-in servers (see startCluster) with every four-letter word
+// allowed.
 func startStandin(ctx context.Context, t *testing.T, servers int, jvmFlags string, extra ...string) *standin {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "dropin", "bin", "zkServer.sh"))
-	if err != nil {
-		t.Fatal(err)
+	return startCluster(ctx, t, clusterConfig{servers: servers, jvmFlags: jvmFlags, extra: extra})
+}
+
+// startCluster writes the zoo.cfg of each of cfg.servers servers (clientPort, dataDir, tickTime, the
+// four-letter words, server.N lines and myid when more than one, then cfg.extra), starts them all through
+// cfg.script, and returns once each serves (srvr gives its mode). Every process is killed when t ends.
+func startCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin {
+	t.Helper()
+	script := cfg.script
+	if script == "" {
+		var err error
+		if script, err = filepath.Abs(filepath.Join("..", "dropin", "bin", "zkServer.sh")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	base := t.TempDir()
-	s := &standin{t: t, procs: make([]*exec.Cmd, servers),
-		env: append(os.Environ(), "ZKMODEL_BIN="+buildZkmodel(ctx, t), "ZKMODEL_RUNDIR="+filepath.Join(base, "run"), "SERVER_JVMFLAGS="+jvmFlags)}
-	ports := make([]int, 3*servers)
+	s := &standin{t: t, script: script, procs: make([]*exec.Cmd, cfg.servers),
+		env: append(os.Environ(), "SERVER_JVMFLAGS="+cfg.jvmFlags)}
+	if cfg.script == "" {
+		s.env = append(s.env, "ZKMODEL_BIN="+buildZkmodel(ctx, t), "ZKMODEL_RUNDIR="+filepath.Join(base, "run"))
+	} else {
+		s.env = append(s.env, "JVMFLAGS="+realServerJVMFlags, "ZOO_LOG_DIR="+base)
+	}
+	ports := make([]int, 3*cfg.servers)
 	var held []net.Listener // until all are chosen, so that none repeats
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -63,39 +102,42 @@ func startStandin(ctx context.Context, t *testing.T, servers int, jvmFlags strin
 	for _, l := range held {
 		l.Close()
 	}
-	for i := range servers {
+	for i := range cfg.servers {
 		dir := filepath.Join(base, fmt.Sprintf("srv%d", i+1))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		lines := []string{"tickTime=500", "initLimit=10", "syncLimit=5", "dataDir=" + dir,
-			"clientPort=" + strconv.Itoa(ports[3*i]), "4lw.commands.whitelist=*"}
-		if servers > 1 {
-			for j := range servers {
+			"clientPort=" + strconv.Itoa(ports[3*i]), "admin.enableServer=false"}
+		if !cfg.defaultWhitelist {
+			lines = append(lines, "4lw.commands.whitelist=*")
+		}
+		if cfg.servers > 1 {
+			for j := range cfg.servers {
 				lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", j+1, ports[3*j+1], ports[3*j+2]))
 			}
 			if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(strconv.Itoa(i+1)+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
-		cfg := filepath.Join(dir, "zoo.cfg")
-		if err := os.WriteFile(cfg, []byte(strings.Join(append(lines, extra...), "\n")+"\n"), 0o600); err != nil {
+		zooCfg := filepath.Join(dir, "zoo.cfg")
+		if err := os.WriteFile(zooCfg, []byte(strings.Join(append(lines, cfg.extra...), "\n")+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s.cfgs = append(s.cfgs, cfg)
+		s.cfgs = append(s.cfgs, zooCfg)
 		s.addrs = append(s.addrs, fmt.Sprintf("127.0.0.1:%d", ports[3*i]))
 	}
 	t.Cleanup(func() {
-		for i := range servers {
+		for i := range cfg.servers {
 			_ = s.stop(i)
 		}
 	})
-	for i := range servers {
-		if err := s.launch(ctx, script, i); err != nil {
+	for i := range cfg.servers {
+		if err := s.launch(ctx, i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range servers {
+	for i := range cfg.servers {
 		if err := s.waitServing(ctx, i); err != nil {
 			t.Fatal(err)
 		}
@@ -104,11 +146,11 @@ func startStandin(ctx context.Context, t *testing.T, servers int, jvmFlags strin
 }
 
 // launch starts server i's process.
-func (s *standin) launch(ctx context.Context, script string, i int) error {
-	cmd := exec.CommandContext(ctx, script, "start-foreground", s.cfgs[i])
+func (s *standin) launch(ctx context.Context, i int) error {
+	cmd := exec.CommandContext(ctx, s.script, "start-foreground", s.cfgs[i])
 	cmd.Env = s.env // no pipes: the daemon the first server starts would hold them open past a kill
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("stand-in server %d: start zkServer.sh: %w", i+1, err)
+		return fmt.Errorf("server %d: start %s: %w", i+1, s.script, err)
 	}
 	s.mu.Lock()
 	s.procs[i] = cmd
@@ -118,7 +160,7 @@ func (s *standin) launch(ctx context.Context, script string, i int) error {
 
 // waitServing returns once server i answers srvr with a mode.
 func (s *standin) waitServing(ctx context.Context, i int) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second) // a real server's JVM on loaded cores
 	defer cancel()
 	for {
 		_, err := realzk.ServerMode(ctx, s.addrs[i])
@@ -127,7 +169,7 @@ func (s *standin) waitServing(ctx context.Context, i int) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("stand-in server %d (%s) does not serve: %w", i+1, s.addrs[i], err)
+			return fmt.Errorf("server %d (%s) does not serve: %w", i+1, s.addrs[i], err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -143,7 +185,7 @@ func (s *standin) stop(i int) error {
 		return nil
 	}
 	if err := cmd.Process.Kill(); err != nil {
-		return fmt.Errorf("stand-in server %d: kill: %w", i+1, err)
+		return fmt.Errorf("server %d: kill: %w", i+1, err)
 	}
 	_ = cmd.Wait() // killed: its status says so
 	return nil
@@ -151,11 +193,7 @@ func (s *standin) stop(i int) error {
 
 // start runs server i again and returns once it serves.
 func (s *standin) start(ctx context.Context, i int) error {
-	script, err := filepath.Abs(filepath.Join("..", "dropin", "bin", "zkServer.sh"))
-	if err != nil {
-		return err
-	}
-	if err := s.launch(ctx, script, i); err != nil {
+	if err := s.launch(ctx, i); err != nil {
 		return err
 	}
 	return s.waitServing(ctx, i)

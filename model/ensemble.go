@@ -382,7 +382,7 @@ func (s *Server) elect() {
 		}
 	}
 	for _, sess := range s.core.sessions {
-		sess.lastHeard = s.core.now
+		s.heard(sess)
 	}
 }
 

@@ -267,6 +267,7 @@ type flwConn struct {
 	timeout time.Duration
 	heard   int64 // virtual ms the session was last heard from
 	zxid    int64
+	expiry  int64 // its connection expiry bucket (cnxnexpiry.go)
 }
 
 // brief is the connection's line in stat.
@@ -316,7 +317,7 @@ func (s *Server) memberView(l *wireLink) memberView {
 		if other.member != i {
 			continue
 		}
-		c := flwConn{addr: "/" + remoteAddr(other.nc)}
+		c := flwConn{addr: "/" + remoteAddr(other.nc), expiry: other.expiry}
 		if slot := other.slot; slot != nil && slot.link == other && slot.session != 0 {
 			c.session = slot.session
 		}
@@ -328,7 +329,11 @@ func (s *Server) memberView(l *wireLink) memberView {
 	}
 	for _, cl := range s.clients {
 		if !cl.wireClient && cl.connected && !cl.finished && cl.member == i && cl.session != 0 {
-			others = append(others, flwConn{addr: "/127.0.0.1:0", session: cl.session})
+			c := flwConn{addr: "/127.0.0.1:0", session: cl.session}
+			if sess, ok := s.core.sessions[cl.session]; ok { // touched whenever its session is heard from
+				c.expiry = cnxnBucket(sess.lastHeard, sess.timeout.Milliseconds())
+			}
+			others = append(others, c)
 		}
 	}
 	for k := range others {
@@ -453,35 +458,24 @@ func (s *Server) dumpWord(v memberView) string {
 		sids = append(sids, sid)
 	}
 	slices.Sort(sids)
-	tick := s.cfg.tick.Milliseconds()
-	_, hi := s.cfg.sessionBounds()
-	maxSession := hi.Milliseconds()
-	expiry := func(sid int64) int64 {
-		sess := s.core.sessions[sid]
-		deadline := sess.lastHeard + sess.timeout.Milliseconds()
-		return (deadline/tick + 1) * tick // ZooKeeper's expiry buckets: the next tick boundary
-	}
 	if v.mode == "follower" {
 		fmt.Fprintf(&b, "Global Sessions(%d):\n", len(sids))
 		for _, sid := range sids {
 			fmt.Fprintf(&b, "%#x\t%dms\n", sid, s.core.sessions[sid].timeout.Milliseconds())
 		}
 	} else {
-		sets := map[int64][]int64{}
-		var times []int64
-		for _, sid := range sids {
-			at := expiry(sid)
-			if _, ok := sets[at]; !ok {
-				times = append(times, at)
-			}
-			sets[at] = append(sets[at], sid)
+		deadlines := make([]int64, len(sids))
+		for k, sid := range sids {
+			deadlines[k] = s.sessionDeadline(s.core.sessions[sid])
 		}
-		slices.Sort(times)
+		times := s.sessionSetTimes(deadlines)
 		fmt.Fprintf(&b, "Session Sets (%d)/(%d):\n", len(times), len(sids))
 		for _, at := range times {
-			fmt.Fprintf(&b, "%d expire at %s:\n", len(sets[at]), javaDate(at))
-			for _, sid := range sets[at] {
-				fmt.Fprintf(&b, "\t%#x\n", sid)
+			fmt.Fprintf(&b, "%d expire at %s:\n", count(deadlines, at), javaDate(at))
+			for k, sid := range sids {
+				if deadlines[k] == at {
+					fmt.Fprintf(&b, "\t%#x\n", sid)
+				}
 			}
 		}
 	}
@@ -500,15 +494,32 @@ func (s *Server) dumpWord(v memberView) string {
 		}
 	}
 	b.WriteString("Connections dump:\n")
-	fmt.Fprintf(&b, "Connections Sets (%d)/(%d):\n", len(v.conns), len(v.conns))
-	for _, c := range v.conns {
-		at := v.now + maxSession // a connection without a session expires after maxSessionTimeout
-		if c.session != 0 {
-			at = expiry(c.session)
+	buckets := make([]int64, len(v.conns))
+	for k, c := range v.conns {
+		buckets[k] = c.expiry
+	}
+	times := s.cnxnSets(v.member, buckets)
+	fmt.Fprintf(&b, "Connections Sets (%d)/(%d):\n", len(times), len(v.conns))
+	for _, at := range times {
+		fmt.Fprintf(&b, "%d expire at %s:\n", count(buckets, at), javaDate(at))
+		for k, c := range v.conns {
+			if buckets[k] == at {
+				fmt.Fprintf(&b, "\tip: %s sessionId: %#x\n", c.addr, c.session)
+			}
 		}
-		fmt.Fprintf(&b, "1 expire at %s:\n\tip: %s sessionId: %#x\n", javaDate(at), c.addr, c.session)
 	}
 	return b.String()
+}
+
+// count returns how many of xs are x.
+func count(xs []int64, x int64) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
 }
 
 // conf formats member i's configuration, as zoo.cfg would give it. The model has no data directory and no

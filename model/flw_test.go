@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/flwgolden"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -36,31 +36,6 @@ func askWord(t *testing.T, addr, word string) string {
 	}
 	return string(answer)
 }
-
-// fixturePattern turns a golden answer of testdata/flw into a regular expression: the text literally, with
-// the volatile figures marked {{int}}, {{float}}, {{hex}} and {{text}} (anything up to the line's end).
-func fixturePattern(golden string) *regexp.Regexp {
-	marks := map[string]string{"{{int}}": `-?\d+`, "{{float}}": `[0-9.]+`, "{{hex}}": `0x[0-9a-f]+`, "{{text}}": `[^\n]*`}
-	var b strings.Builder
-	b.WriteString(`\A`)
-	rest := golden
-	for {
-		i := strings.Index(rest, "{{")
-		if i < 0 {
-			break
-		}
-		j := strings.Index(rest[i:], "}}")
-		mark := rest[i : i+j+2]
-		b.WriteString(regexp.QuoteMeta(rest[:i]))
-		b.WriteString(marks[mark])
-		rest = rest[i+j+2:]
-	}
-	b.WriteString(regexp.QuoteMeta(rest))
-	b.WriteString(`\z`)
-	return regexp.MustCompile(b.String())
-}
-
-var measuredWords = []string{"srvr", "stat", "ruok", "envi", "conf", "cons", "crst", "srst", "dump", "wchs", "wchc", "wchp", "mntr", "isro", "dirs"}
 
 // TestFourLetterWordsGolden: every word, asked of a fresh server in each mode, with every word allowed and
 // with 3.8's default whitelist, answers as Debian's ZooKeeper 3.8.0 answered (testdata/flw), but for the
@@ -98,14 +73,9 @@ func TestFourLetterWordsGolden(t *testing.T) {
 		{"default-whitelist-noquorum", noQuorum()},
 	}
 	for _, sc := range scenarios {
-		for _, word := range measuredWords {
-			golden, err := os.ReadFile(filepath.Join("testdata", "flw", sc.dir, word+".txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := askWord(t, sc.addr, word)
-			if !fixturePattern(string(golden)).MatchString(got) {
-				t.Errorf("%s %s: got\n%q\nwant (testdata/flw/%s/%s.txt)\n%q", sc.dir, word, got, sc.dir, word, golden)
+		for _, word := range flwgolden.Words {
+			if err := flwgolden.Check(filepath.Join("testdata", "flw"), sc.dir, word, askWord(t, sc.addr, word)); err != nil {
+				t.Error(err)
 			}
 		}
 	}
@@ -419,4 +389,64 @@ func ensembleWithSession(t *testing.T) (*model.Server, []string, *zk.Conn) {
 	}
 	waitSession(t, conn)
 	return srv, addrs, conn
+}
+
+// TestDumpExpiryBuckets: dump lists the servers' expiry queues as 3.8 does (measured on Debian's 3.8.0, see
+// model/cnxnexpiry.go): connections in 10-second buckets, sessions in tick-wide ones, and the buckets a
+// connection or session has left, empty, until their time passes.
+func TestDumpExpiryBuckets(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	srv := model.NewServer(model.WithTickTime(2*time.Second), model.WithFourLetterWords("*"), model.WithStartTime(start))
+	t.Cleanup(func() { srv.Close() })
+	addr, err := srv.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(ms int64) string {
+		return start.Add(time.Duration(ms) * time.Millisecond).Format("Mon Jan 02 15:04:05 MST 2006")
+	}
+	connections := func(dump string) string {
+		_, conns, _ := strings.Cut(dump, "Connections dump:\n")
+		return regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAllString(conns, "ADDR")
+	}
+	// A word's own connection, alone: the bucket after now+10s.
+	want := "Connections Sets (1)/(1):\n1 expire at " + at(20000) + ":\n\tip: /ADDR sessionId: 0x0\n"
+	if got := connections(askWord(t, addr, "dump")); got != want {
+		t.Errorf("dump at 0s:\n%s\nwant\n%s", got, want)
+	}
+	// 12 s on, the first word's bucket is still there, empty.
+	srv.Advance(12 * time.Second)
+	want = "Connections Sets (2)/(1):\n0 expire at " + at(20000) + ":\n1 expire at " + at(30000) + ":\n\tip: /ADDR sessionId: 0x0\n"
+	if got := connections(askWord(t, addr, "dump")); got != want {
+		t.Errorf("dump at 12s:\n%s\nwant\n%s", got, want)
+	}
+	// 10 s later the first bucket has passed.
+	srv.Advance(10 * time.Second)
+	want = "Connections Sets (2)/(1):\n0 expire at " + at(30000) + ":\n1 expire at " + at(40000) + ":\n\tip: /ADDR sessionId: 0x0\n"
+	if got := connections(askWord(t, addr, "dump")); got != want {
+		t.Errorf("dump at 22s:\n%s\nwant\n%s", got, want)
+	}
+
+	// A session heard from 4 s after it began leaves its first bucket (the tick after its timeout) behind.
+	conn, _, err := srv.Connect(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sid := conn.SessionID()
+	srv.Advance(4 * time.Second) // now 26 s: the session's bucket was 22+10 → 34 s
+	if _, _, err := conn.Exists("/"); err != nil {
+		t.Fatal(err)
+	}
+	sessions, _, _ := strings.Cut(askWord(t, addr, "dump"), "ephemeral nodes dump:")
+	want = fmt.Sprintf("SessionTracker dump:\nSession Sets (2)/(1):\n0 expire at %s:\n1 expire at %s:\n\t%#x\n", at(34000), at(38000), sid)
+	if sessions != want {
+		t.Errorf("session sets:\n%s\nwant\n%s", sessions, want)
+	}
+	srv.Advance(9 * time.Second) // 35 s: the first bucket has passed (the client's pings meanwhile leave others)
+	sessions, _, _ = strings.Cut(askWord(t, addr, "dump"), "ephemeral nodes dump:")
+	if strings.Contains(sessions, at(34000)) || strings.Count(sessions, fmt.Sprintf("\t%#x\n", sid)) != 1 ||
+		!strings.Contains(sessions, "/(1):\n") {
+		t.Errorf("session sets 9s later: want the 34s bucket gone and the session listed once:\n%s", sessions)
+	}
 }

@@ -27,6 +27,9 @@ type Server struct {
 	wire      wireState
 	saslState saslState
 	ens       ensembleState
+	// sessionSets are the session expiry buckets sessions have left since (cnxnexpiry.go: dump lists them
+	// until they pass).
+	sessionSets map[int64]bool
 }
 
 type config struct {
@@ -356,7 +359,7 @@ func (s *Server) expireUnheard(heard map[int64]bool) {
 	for _, id := range slices.Sorted(maps.Keys(s.core.sessions)) {
 		sess := s.core.sessions[id]
 		if heard[id] {
-			sess.lastHeard = s.core.now
+			s.heard(sess)
 			continue
 		}
 		if s.core.now >= s.sessionDeadline(sess) {
@@ -642,7 +645,7 @@ func (s *Server) apply(c *Conn) {
 	cl := c.sent[0]
 	c.sent = popFront(c.sent)
 	if sess, ok := s.core.sessions[c.session]; ok {
-		sess.lastHeard = s.core.now
+		s.heard(sess)
 	}
 	if cl.wire != nil {
 		s.applyWire(c, cl)
@@ -765,7 +768,7 @@ func (s *Server) sever(c *Conn) {
 	c.sent, c.outbox = nil, nil
 	c.connected, c.closing = false, false
 	if sess, ok := s.core.sessions[c.session]; ok {
-		sess.lastHeard = s.core.now
+		s.heard(sess)
 		// ZooKeeper forgets a connection's watches when it closes (DataTree.removeCnxn); the client sets the
 		// ones it knows of again on reconnection. A watch whose reply was lost must not survive.
 		s.core.dropWatches(c.session)
@@ -802,7 +805,7 @@ func (s *Server) reconnect(c *Conn) {
 		c.setState(zk.StateHasSession)
 		s.record(c, "reconnect", "new session %#x", c.session)
 	case alive:
-		sess.lastHeard = s.core.now
+		s.heard(sess)
 		c.connected = true
 		s.resendAuth(c)
 		c.setState(zk.StateHasSession)

@@ -43,6 +43,7 @@ type wireState struct {
 	closed    bool
 	listeners []net.Listener
 	links     map[*wireLink]struct{}
+	buckets   map[int]map[int64]bool // each member's connection expiry buckets (cnxnexpiry.go)
 }
 
 // wireLink is one connection of a wire client: a net.Conn with a reader goroutine that decodes requests and a
@@ -53,6 +54,7 @@ type wireLink struct {
 	slot     *Conn             // the client it belongs to, once known (a Dialer knows it up front)
 	member   int               // the ensemble's server it is a connection to
 	readOnly bool              // the connect request carried the readOnly byte: the response carries one too
+	expiry   int64             // its connection expiry bucket (cnxnexpiry.go); guarded by Server.mu
 	sasl     *digestmd5.Server // the connection's SASL exchange, once its first sasl request came; guarded by Server.mu
 	mu       sync.Mutex        // guards the fields below
 	queue    [][]byte          // frames waiting to be written
@@ -287,6 +289,7 @@ func (s *Server) startLink(nc net.Conn, slot *Conn, member int) {
 		s.wire.links = map[*wireLink]struct{}{}
 	}
 	s.wire.links[l] = struct{}{}
+	s.touchLink(l)
 	go l.writeLoop()
 	go l.readLoop()
 }
@@ -486,11 +489,12 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 			s.record(slot, "disconnect", "the session moved to a new connection")
 			s.sever(slot)
 		}
-		sess.timeout, sess.lastHeard = timeout, s.core.now
+		s.heardWithTimeout(sess, timeout)
 		s.record(slot, "reconnect", "session %#x resumed timeout=%s", slot.session, timeout)
 	}
 	l.slot, slot.link = slot, l
 	slot.connected, slot.closing = true, false
+	s.touchLink(l)                                 // the connection now expires with its session's timeout
 	s.core.resetAuth(slot.session, remoteIP(l.nc)) // a new connection: the client sends its credentials again
 	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
 	return true
@@ -540,6 +544,7 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 	if c.link != l || c.closing {
 		return // the server is closing this connection: it reads no more of it
 	}
+	s.touchLink(l)
 	jr, err := jute.DecodeRequest(frame)
 	if err != nil && len(frame) < 8 {
 		s.record(c, "disconnect", "server dropped the connection: a %d-byte frame has no request header", len(frame))
@@ -572,7 +577,7 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 		// ZooKeeper does, rather than as a step. Pings keep sessions alive while the scheduler lets time pass,
 		// and are nobody's decision; a ping behind other traffic waits its turn as any request does.
 		if sess, ok := s.core.sessions[c.session]; ok {
-			sess.lastHeard = s.core.now
+			s.heard(sess)
 		}
 		if !c.link.send(replyFrame(w.xid, s.core.zxid, 0, nil)) {
 			c.link.abort()
