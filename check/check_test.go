@@ -112,7 +112,11 @@ func TestCheckAll(t *testing.T) {
 	if traces == "" {
 		traces = t.TempDir()
 	}
-	fmt.Printf("%-30s %-8s %-16s %13s %9s %14s %9s  %s\n", "variant", "verdict", "property", "interleavings", "per sec", "first failure", "decisions", "trace")
+	width := len("variant")
+	for _, v := range Variants() {
+		width = max(width, len(v.Name))
+	}
+	fmt.Printf("%-*s %-8s %-16s %13s %9s %14s %9s  %s\n", width, "variant", "verdict", "property", "interleavings", "per sec", "first failure", "decisions", "trace")
 	for _, v := range Variants() {
 		rep := exploreInChild(t, v, traces)
 		verdict, first := "pass", "-"
@@ -137,13 +141,13 @@ func TestCheckAll(t *testing.T) {
 			trace = rel
 		}
 		rate := float64(rep.Runs) / rep.Elapsed.Seconds()
-		fmt.Printf("%-30s %-8s %-16s %13d %9.0f %14s %9d  %s\n", v.Name, verdict, prop, rep.Runs, rate, first, rep.Decisions, trace)
+		fmt.Printf("%-*s %-8s %-16s %13d %9.0f %14s %9d  %s\n", width, v.Name, verdict, prop, rep.Runs, rate, first, rep.Decisions, trace)
 		if v.Expect == "" {
 			var kinds []string
 			for _, f := range faultNames {
 				kinds = append(kinds, fmt.Sprintf("%s %d", f.name, rep.Injected[f.name]))
 			}
-			fmt.Printf("%30s faults injected: %s\n", "", strings.Join(kinds, ", "))
+			fmt.Printf("%*s faults injected: %s\n", width, "", strings.Join(kinds, ", "))
 		}
 		switch {
 		case v.Expect == "" && rep.Failed:
