@@ -669,6 +669,51 @@ func TestWaitAlone(t *testing.T) {
 	}
 }
 
+// TestBeginCreatesTheBaseWhenAlone: a session that ends while Begin waits for the ensemble to be alone (a
+// hiccuped run's, whose close was late) ends before the base is made. A sequence's zxids count from the
+// base's czxid: a closeSession committed after it took a zxid in the middle of the sequence (seen once in a
+// loaded fresh-clone run: every real zxid one above the model's from the first write on).
+func TestBeginCreatesTheBaseWhenAlone(t *testing.T) {
+	e := realzk.Shared(t)
+	ctx := context.Background()
+	if err := waitAlone(ctx, e.Addrs(), 0); err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := connectReal(ctx, e.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Sync("/"); err != nil { // the session exists once a request of it is answered
+		t.Fatal(err)
+	}
+	side := &RealSide{Addrs: e.Addrs()}
+	const root = "/TestBeginCreatesTheBaseWhenAlone"
+	defer side.Close(root)
+	base := root + "/base"
+	late := time.AfterFunc(500*time.Millisecond, other.Close) // while Begin waits: it looks every 100 ms
+	defer late.Stop()
+	admin, err := side.Begin(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer side.End(ctx, base)
+	_, st, err := admin.Exists(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Create(base+"/probe", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	_, probe, err := admin.Exists(base + "/probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probe.Czxid != st.Czxid+1 {
+		t.Errorf("the base's czxid is %#x, the next write's %#x: something else took a zxid after the base was made", st.Czxid, probe.Czxid)
+	}
+}
+
 // BenchmarkCreateAfterSetACL measures how often a real ensemble admits a create under a node whose setACL,
 // just applied by the session's follower, took the create permission away: once without waiting, and once
 // after leaderApplied (what RealSide.Settle does after every step). Run it on a loaded machine (the window

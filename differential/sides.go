@@ -143,7 +143,8 @@ func connectRaw(ctx context.Context, addrs []string, dial rawzk.DialFunc) (Sessi
 	return rawzk.ZK{C: c, Timeout: collectTimeout}, events, nil
 }
 
-// Begin opens the admin session on first use and creates base with its ancestors.
+// Begin opens the admin session on first use, waits until no other session lives on the ensemble, and
+// creates base with its ancestors.
 func (r *RealSide) Begin(ctx context.Context, base string) (Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -162,10 +163,12 @@ func (r *RealSide) Begin(ctx context.Context, base string) (Session, error) {
 		}
 		r.admin = conn
 	}
-	if err := createAll(r.admin, base); err != nil {
+	// Alone first, then the base: the sequence's zxids count from the base's czxid, so the end of a session
+	// still closing (a hiccuped run's, say) must be committed before the base is made, not after.
+	if err := waitAlone(ctx, r.Addrs, r.admin.SessionID()); err != nil {
 		return nil, err
 	}
-	if err := waitAlone(ctx, r.Addrs, r.admin.SessionID()); err != nil {
+	if err := createAll(r.admin, base); err != nil {
 		return nil, err
 	}
 	return r.admin, nil
