@@ -274,6 +274,11 @@ type HerdCell struct {
 	Server ServerLoad
 	// Err says why the cell has no data ("" when it has).
 	Err string
+
+	// clientsBefore are the Go clients' Requests and Notifications read
+	// just before the proxies' counts at the end of the cell (Requests and
+	// Notifications are read just after): the two bracket the proxies'.
+	clientsBefore struct{ requests, notifications int64 }
 }
 
 // HerdMetric is a figure derived from a cell.
@@ -1006,6 +1011,7 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 		return cell, err
 	}
 	cell.Elapsed = time.Since(start)
+	cell.clientsBefore.requests, cell.clientsBefore.notifications = requests.Load(), notifications.Load()
 	cell.Wire = spec.proxies.counts().Sub(wire)
 	cell.Acquisitions, cell.Releases = acquisitions.Load(), releases.Load()
 	cell.WriteAcquisitions, cell.WriteReleases = writeAcquisitions.Load(), writeReleases.Load()
