@@ -73,8 +73,8 @@ ensemble: zookeeper ## run a local 3-server ZooKeeper ensemble in the foreground
 real: zookeeper ## run the lock's validation scenarios on a real 3-server ensemble with faults, printing their figures
 	$(GO) test -count=1 -timeout 10m -v -run 'Validate' ./realzk
 
-herd: zookeeper clientdeps ## herd experiment: recipe, watch-parent, zk.Lock and Curator with bystanders, N=10,50,200,500, 3 alternating rounds; writes out/herd/herd.html and herd.md
-	$(GO) run ./realzk/cmd/herd $(if $(HERD_CLIENTS),-clients $(HERD_CLIENTS)) $(if $(HERD_DURATION),-duration $(HERD_DURATION)) $(if $(HERD_ROUNDS),-rounds $(HERD_ROUNDS)) $(if $(HERD_OUT),-out $(HERD_OUT))
+herd: zookeeper clientdeps ## herd experiment: the mutexes (recipe, watch-parent, zk.Lock, Curator) with bystanders at N=10,50,200,500, then the read-write lock, semaphore and election (recipe, Curator, kazoo) at N=10,50 counted on the wire; 3 alternating rounds; writes out/herd/herd.html and herd.md
+	$(GO) run ./realzk/cmd/herd $(if $(HERD_PRIMITIVES),-primitives $(HERD_PRIMITIVES)) $(if $(HERD_CLIENTS),-clients $(HERD_CLIENTS)) $(if $(HERD_PRIMITIVE_CLIENTS),-primitive-clients $(HERD_PRIMITIVE_CLIENTS)) $(if $(HERD_IMPLS),-impls $(HERD_IMPLS)) $(if $(HERD_DURATION),-duration $(HERD_DURATION)) $(if $(HERD_ROUNDS),-rounds $(HERD_ROUNDS)) $(if $(HERD_OUT),-out $(HERD_OUT))
 
 fidelity: zookeeper ## compare the model with a real ensemble on N random operation sequences (N=500 by default)
 	$(GO) test -count=1 -timeout 60m -v -run 'TestDifferential$$' ./differential -rapid.checks=$(or $(N),500) -rapid.nofailfile

@@ -20,6 +20,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkmodel/zkmodel/internal/javaclients"
+	"github.com/zkmodel/zkmodel/internal/pyclients"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/realzk"
 )
@@ -33,7 +34,7 @@ const (
 // Where the clients come from: Debian's packages.
 const (
 	java        = javaclients.Java
-	python      = "/usr/bin/python3" // Debian's, which has python3-kazoo; not a pyenv one on PATH
+	python      = pyclients.Python
 	zkCli       = "/usr/share/zookeeper/bin/zkCli.sh"
 	installHint = "install Debian's zookeeper, libcurator-recipes-java, python3-kazoo and python3-pure-sasl (make clientdeps)"
 )
@@ -41,8 +42,11 @@ const (
 // kazooScript is the kazoo program, in its contend and hold modes.
 var kazooScript = filepath.Join("python", "kazoo_lock.py")
 
-// jvmFlags make the short-lived client JVMs start quickly.
-var jvmFlags = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx64m", "-Djava.net.preferIPv4Stack=true"}
+// jvmHeap is the client JVMs' heap; jvmFlags make them start quickly too.
+var (
+	jvmHeap  = []string{"-Xmx64m"}
+	jvmFlags = append(slices.Clone(javaclients.JVMFlags), jvmHeap...)
+)
 
 // scenarioTimeout bounds one client scenario on one target.
 const scenarioTimeout = 90 * time.Second
@@ -398,19 +402,19 @@ const curatorProtected = `^_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f
 // curatorCommand returns the JVM running class (one of java/*.java, on
 // class path cp) with args.
 func curatorCommand(ctx context.Context, cp, class string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, java, append(append(slices.Clone(jvmFlags), "-cp", cp, class), args...)...)
+	return javaclients.Command(ctx, cp, class, jvmHeap, args...)
 }
 
 // kazooCommand returns python/kazoo_lock.py in mode with args.
 func kazooCommand(ctx context.Context, mode string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, python, append([]string{kazooScript, mode}, args...)...)
+	return pyclients.Command(ctx, kazooScript, append([]string{mode}, args...)...)
 }
 
 // needKazoo fails t unless Debian's python imports kazoo's module.
 func needKazoo(t *testing.T, module string) {
 	t.Helper()
-	if err := exec.Command(python, "-c", "import "+module).Run(); err != nil {
-		t.Fatalf("%s cannot import %s: %v: %s", python, module, err, installHint)
+	if err := pyclients.Check(t.Context(), module); err != nil {
+		t.Fatalf("%v (%s)", err, installHint)
 	}
 }
 

@@ -76,7 +76,11 @@
 // connections open: a partition, in which the server expires the session
 // after its timeout; Unfreeze() ends it, delivering what was held. Stats()
 // counts connections and bytes, so a test can tell when a request is in
-// flight.
+// flight. With the option CountWire, the proxy also follows ZooKeeper's
+// framing both ways and counts, in WireCounts, the clients' connect
+// requests, pings, auth and other requests, and the servers' watch
+// notifications (replies with xid -1), sorted into classes by a function of
+// their event type and path: the same count for a Go, Java or Python client.
 //
 // # The herd experiment
 //
@@ -86,8 +90,14 @@
 // InterProcessMutex (a JVM driver, java/HerdCurator.java, compiled against
 // Debian's Curator at run time), in alternating rounds, while bystander
 // sessions do unrelated work at a fixed offered rate and the servers are read
-// with mntr. HerdCell holds one cell's figures; FormatHerdMarkdown, HerdHTML
-// and HerdPlots render them.
+// with mntr. Then, for the read-write lock, the semaphore and leader election
+// (HerdPrimitives), N sessions contend in package recipe's implementation,
+// Curator's (InterProcessReadWriteLock, InterProcessSemaphoreV2, LeaderLatch)
+// and kazoo's (ReadLock/WriteLock, Semaphore, Election: a Python driver,
+// python/herd_kazoo.py, speaking the Java driver's protocol), every
+// contender's connection through a counting proxy, which gives requests per
+// acquisition and wake-ups per release alike for all three. HerdCell holds
+// one cell's figures; FormatHerdMarkdown, HerdHTML and HerdPlots render them.
 //
 // # What go-zookeeper v1.0.4 does
 //

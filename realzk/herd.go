@@ -37,6 +37,9 @@ const (
 	// HerdCurator is Curator 5.4's InterProcessMutex, run by a Java driver
 	// (N sessions in one JVM) that the experiment starts.
 	HerdCurator HerdVariant = "curator"
+	// HerdKazoo is kazoo 2.8's counterpart of a primitive beyond the mutex,
+	// run by a Python driver (N sessions in one process).
+	HerdKazoo HerdVariant = "kazoo"
 	// HerdNone is the baseline: the N sessions are connected but idle, and
 	// only the bystanders work.
 	HerdNone HerdVariant = "none"
@@ -46,25 +49,54 @@ const (
 // (later rounds rotate it).
 var HerdVariants = []HerdVariant{HerdRecipe, HerdWatchParent, HerdZKLock, HerdCurator}
 
+// HerdImplementations lists the implementations of the primitives beyond the
+// mutex: package recipe's, Curator's and kazoo's.
+var HerdImplementations = []HerdVariant{HerdRecipe, HerdCurator, HerdKazoo}
+
 // HerdExperiment describes a herd experiment: for each N in Clients, N
 // sessions contend for one lock with zero hold time, each variant (and the
 // baseline) for Duration per round, the variants alternating round after
 // round, while Bystanders sessions do ordinary work on unrelated paths at
-// BystanderRate operations per second in all.
+// BystanderRate operations per second in all. Then, for each N in
+// PrimitiveClients, N sessions contend for each primitive beyond the mutex in
+// each of Implementations, every contender's connection going through a
+// counting proxy (CountWire) that counts its requests and the notifications
+// it receives.
 type HerdExperiment struct {
 	// Addrs are the ensemble's client addresses; each session gets all of
 	// them (go-zookeeper picks one at random). The servers' load is read
 	// from them with mntr.
 	Addrs []string
-	// Clients are the numbers of contending sessions (N), each at least 2.
+	// Clients are the numbers of contending sessions (N) for the mutex, each
+	// at least 2; needed only when Primitives has HerdMutex.
 	Clients []int
 	// Duration of one cell (one variant, one N, one round); at least 100ms.
 	Duration time.Duration
 	// Rounds per N; every variant runs once per round. At least 1 (the
 	// command wants 3).
 	Rounds int
-	// Variants to run; nil means HerdVariants. The baseline always runs.
+	// Variants of the mutex to run; nil means HerdVariants. The baseline
+	// always runs with them.
 	Variants []HerdVariant
+	// Primitives to measure; nil means HerdPrimitives (all). HerdMutex runs
+	// Variants with Clients, the others Implementations with PrimitiveClients.
+	Primitives []HerdPrimitive
+	// Implementations of the primitives beyond the mutex; nil means
+	// HerdImplementations.
+	Implementations []HerdVariant
+	// PrimitiveClients are the numbers of contending sessions (N) for the
+	// primitives beyond the mutex; nil means 10 and 50. Each is at least 2,
+	// and more than Leases when the semaphore runs.
+	PrimitiveClients []int
+	// Leases of the semaphore; 0 means 2.
+	Leases int
+	// PrimitiveDuration is the duration of the cells beyond the mutex; 0
+	// means Duration. At least 100ms.
+	PrimitiveDuration time.Duration
+	// WriterEvery spaces the read-write lock's writers: contender i takes
+	// the write lock when i % WriterEvery == 0, the read lock otherwise; 0
+	// means 4 (a quarter write; 1 makes every contender a writer).
+	WriterEvery int
 	// Bystanders is the number of bystander sessions (0 means 8);
 	// BystanderRate their offered load in operations per second in all
 	// (0 means 400).
@@ -84,7 +116,14 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 	if len(x.Addrs) == 0 {
 		return x, errors.New("herd: no server addresses: set HerdExperiment.Addrs")
 	}
-	if len(x.Clients) == 0 {
+	if x.Primitives == nil {
+		x.Primitives = HerdPrimitives
+	}
+	if err := checkList("primitive", x.Primitives, HerdPrimitives); err != nil {
+		return x, err
+	}
+	mutex := slices.Contains(x.Primitives, HerdMutex)
+	if mutex && len(x.Clients) == 0 {
 		return x, errors.New("herd: no numbers of clients: set HerdExperiment.Clients, e.g. 10,50,200,500")
 	}
 	for _, n := range x.Clients {
@@ -92,8 +131,50 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 			return x, fmt.Errorf("herd: %d clients: want at least 2 to contend", n)
 		}
 	}
+	if x.Implementations == nil {
+		x.Implementations = HerdImplementations
+	}
+	beyond := len(x.Primitives) > 1 || !mutex
+	if err := checkList("implementation", x.Implementations, HerdImplementations); err != nil && beyond {
+		return x, err
+	}
+	if x.PrimitiveClients == nil {
+		x.PrimitiveClients = []int{10, 50}
+	}
+	if x.Leases == 0 {
+		x.Leases = 2
+	}
+	if x.Leases < 1 {
+		return x, fmt.Errorf("herd: %d leases: want at least 1", x.Leases)
+	}
+	if x.WriterEvery == 0 {
+		x.WriterEvery = 4
+	}
+	if x.WriterEvery < 1 {
+		return x, fmt.Errorf("herd: a writer every %d contenders: want at least 1 (1: every contender writes)", x.WriterEvery)
+	}
+	if beyond && len(x.PrimitiveClients) == 0 {
+		return x, fmt.Errorf("herd: no numbers of clients for %v: set HerdExperiment.PrimitiveClients, e.g. 10,50", x.Primitives)
+	}
+	for _, n := range x.PrimitiveClients {
+		if !beyond {
+			break
+		}
+		if n < 2 {
+			return x, fmt.Errorf("herd: %d clients for the primitives: want at least 2 to contend", n)
+		}
+		if slices.Contains(x.Primitives, HerdSemaphore) && n <= x.Leases {
+			return x, fmt.Errorf("herd: %d clients for a semaphore of %d leases: want more clients than leases, or none waits", n, x.Leases)
+		}
+	}
 	if x.Duration < 100*time.Millisecond {
 		return x, fmt.Errorf("herd: cell duration %v: want at least 100ms", x.Duration)
+	}
+	if x.PrimitiveDuration == 0 {
+		x.PrimitiveDuration = x.Duration
+	}
+	if x.PrimitiveDuration < 100*time.Millisecond {
+		return x, fmt.Errorf("herd: cell duration %v for the primitives beyond the mutex: want at least 100ms", x.PrimitiveDuration)
 	}
 	if x.Rounds < 1 {
 		return x, fmt.Errorf("herd: %d rounds: want at least 1", x.Rounds)
@@ -101,16 +182,8 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 	if x.Variants == nil {
 		x.Variants = HerdVariants
 	}
-	if len(x.Variants) == 0 {
-		return x, fmt.Errorf("herd: no variants: want some of %v", HerdVariants)
-	}
-	for i, v := range x.Variants {
-		if !slices.Contains(HerdVariants, v) {
-			return x, fmt.Errorf("herd: unknown variant %q (known: %v)", v, HerdVariants)
-		}
-		if slices.Contains(x.Variants[:i], v) {
-			return x, fmt.Errorf("herd: variant %q given twice", v)
-		}
+	if err := checkList("variant", x.Variants, HerdVariants); err != nil && mutex {
+		return x, err
 	}
 	if x.Bystanders == 0 {
 		x.Bystanders = 8
@@ -139,6 +212,22 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 	return x, nil
 }
 
+// checkList reports an empty list, an unknown name or a name given twice.
+func checkList[T ~string](what string, list, known []T) error {
+	if len(list) == 0 {
+		return fmt.Errorf("herd: no %ss: want some of %v", what, known)
+	}
+	for i, v := range list {
+		if !slices.Contains(known, v) {
+			return fmt.Errorf("herd: unknown %s %q (known: %v)", what, v, known)
+		}
+		if slices.Contains(list[:i], v) {
+			return fmt.Errorf("herd: %s %q given twice", what, v)
+		}
+	}
+	return nil
+}
+
 // Validate checks x as RunHerdExperiment would, without connecting.
 func (x HerdExperiment) Validate() error {
 	_, err := x.withDefaults()
@@ -148,20 +237,31 @@ func (x HerdExperiment) Validate() error {
 // HerdCell is what one variant (or the baseline) did with N clients in one
 // round.
 type HerdCell struct {
+	// Primitive is what the cell measured; "" is HerdMutex.
+	Primitive HerdPrimitive
+	// Variant is the lock (for the mutex) or the implementation.
 	Variant HerdVariant
 	Clients int
 	Round   int
 	Elapsed time.Duration
 	// Acquisitions are Lock calls that succeeded within the cell, Releases
-	// their successful Unlock calls.
+	// their successful Unlock calls (for a semaphore, leases acquired and
+	// returned; for an election, leaderships won and resigned).
 	Acquisitions, Releases int64
+	// WriteAcquisitions and WriteReleases are the read-write lock's
+	// acquisitions and releases of its write side, counted in Acquisitions
+	// and Releases too.
+	WriteAcquisitions, WriteReleases int64
+	// Wire is what the counting proxies saw on the contenders' connections
+	// during the cell (primitives beyond the mutex; zero for the mutex).
+	Wire WireCounts
 	// Notifications are the watch events the lock sessions received about
 	// nodes other than their own lock nodes (what waiters were woken with),
-	// counted by the clients; -1 where not counted (Curator).
+	// counted by the Go clients; -1 where not counted (Curator, kazoo).
 	Notifications int64
-	// Requests are the requests the lock sessions sent (pings and connect
-	// requests excepted), counted on their connections; -1 where not
-	// counted (Curator).
+	// Requests are the requests the lock sessions sent (pings, auth and
+	// connect requests excepted), counted by the Go clients on their
+	// connections; -1 where not counted (Curator, kazoo).
 	Requests int64
 	// HandoffP50 and HandoffP99 are percentiles of the time from a release
 	// (Unlock called) to the next acquisition (Lock returned), over
@@ -174,6 +274,11 @@ type HerdCell struct {
 	Server ServerLoad
 	// Err says why the cell has no data ("" when it has).
 	Err string
+
+	// clientsBefore are the Go clients' Requests and Notifications read
+	// just before the proxies' counts at the end of the cell (Requests and
+	// Notifications are read just after): the two bracket the proxies'.
+	clientsBefore struct{ requests, notifications int64 }
 }
 
 // HerdMetric is a figure derived from a cell.
@@ -195,6 +300,17 @@ const (
 	MetricBystanderErrors
 	MetricMaxOutstanding
 	MetricMaxWatches
+	// The figures of the primitives beyond the mutex, from the counting
+	// proxies: requests per acquisition, wake-ups (watch notifications) per
+	// release, the read-write lock's wake-ups by what was released (a write
+	// node, a read node), and the semaphore's wake-ups on its leases
+	// directory per release and on its admission mutex per acquisition.
+	MetricWireRequestsPerAcquisition
+	MetricWakeupsPerRelease
+	MetricWakeupsPerWriteRelease
+	MetricWakeupsPerReadRelease
+	MetricLeaseWakeupsPerRelease
+	MetricMutexWakeupsPerAcquisition
 )
 
 // Value returns the figure m of c, or NaN when the cell has none (no data,
@@ -213,7 +329,31 @@ func (c HerdCell) Value(m HerdMetric) float64 {
 		return float64(n) / float64(d)
 	}
 	lock := c.Variant != HerdNone
+	beyond := c.primitive() != HerdMutex
+	class := func(name string) int64 { return c.Wire.Classes[name] }
+	only := func(p HerdPrimitive, n, d int64) float64 {
+		if c.primitive() != p {
+			return nan
+		}
+		return per(n, d)
+	}
 	switch m {
+	case MetricWireRequestsPerAcquisition, MetricWakeupsPerRelease:
+		if !beyond {
+			return nan
+		}
+		if m == MetricWireRequestsPerAcquisition {
+			return per(c.Wire.Requests, c.Acquisitions)
+		}
+		return per(c.Wire.Notifications, c.Releases)
+	case MetricWakeupsPerWriteRelease:
+		return only(HerdRWLock, class(wakeExclusive), c.WriteReleases)
+	case MetricWakeupsPerReadRelease:
+		return only(HerdRWLock, class(wakeRead), c.Releases-c.WriteReleases)
+	case MetricLeaseWakeupsPerRelease:
+		return only(HerdSemaphore, class(wakeChildren), c.Releases)
+	case MetricMutexWakeupsPerAcquisition:
+		return only(HerdSemaphore, class(wakeExclusive), c.Acquisitions)
 	case MetricAcquisitionsPerSecond:
 		if !lock || c.Elapsed <= 0 {
 			return nan
@@ -252,24 +392,48 @@ func (c HerdCell) Value(m HerdMetric) float64 {
 	return nan
 }
 
-// HerdResults are the cells of an experiment, in the order they ran.
-type HerdResults struct {
-	Clients        []int
-	Variants       []HerdVariant // the locks, in the first round's order
-	Rounds         int
-	Duration       time.Duration
-	Bystanders     int
-	BystanderRate  float64
-	Servers        int
-	SessionTimeout time.Duration
-	Cells          []HerdCell
+// primitive is the cell's primitive, HerdMutex for "".
+func (c HerdCell) primitive() HerdPrimitive {
+	if c.Primitive == "" {
+		return HerdMutex
+	}
+	return c.Primitive
 }
 
-// Spread returns metric m over the rounds of variant v with n clients.
+// HerdResults are the cells of an experiment, in the order they ran.
+type HerdResults struct {
+	Clients  []int
+	Variants []HerdVariant // the mutex's locks, in the first round's order; none when the mutex did not run
+	// Primitives are the primitives beyond the mutex that ran, Implementations
+	// theirs, PrimitiveClients their numbers of contenders, Leases the
+	// semaphore's, WriterEvery the read-write lock's spacing of writers.
+	Primitives        []HerdPrimitive
+	Implementations   []HerdVariant
+	PrimitiveClients  []int
+	PrimitiveDuration time.Duration
+	Leases            int
+	WriterEvery       int
+	Rounds            int
+	Duration          time.Duration
+	Bystanders        int
+	BystanderRate     float64
+	Servers           int
+	SessionTimeout    time.Duration
+	Cells             []HerdCell
+}
+
+// Spread returns metric m over the rounds of the mutex's variant v with n
+// clients.
 func (r HerdResults) Spread(v HerdVariant, n int, m HerdMetric) Spread {
+	return r.PrimitiveSpread(HerdMutex, v, n, m)
+}
+
+// PrimitiveSpread returns metric m over the rounds of primitive p's
+// implementation v with n clients.
+func (r HerdResults) PrimitiveSpread(p HerdPrimitive, v HerdVariant, n int, m HerdMetric) Spread {
 	var values []float64
 	for _, c := range r.Cells {
-		if c.Variant == v && c.Clients == n {
+		if c.primitive() == p && c.Variant == v && c.Clients == n {
 			values = append(values, c.Value(m))
 		}
 	}
@@ -279,110 +443,262 @@ func (r HerdResults) Spread(v HerdVariant, n int, m HerdMetric) Spread {
 // roundOrder is the order of round r: the variants and the baseline,
 // rotated by r, so that each takes every position in turn.
 func roundOrder(variants []HerdVariant, r int) []HerdVariant {
-	all := append(slices.Clone(variants), HerdNone)
-	k := r % len(all)
-	return append(all[k:], all[:k]...)
+	return rotate(append(slices.Clone(variants), HerdNone), r)
+}
+
+// rotate returns list rotated left by r.
+func rotate[T any](list []T, r int) []T {
+	k := r % len(list)
+	return append(slices.Clone(list[k:]), list[:k]...)
+}
+
+// herdRun is what the phases of one experiment share.
+type herdRun struct {
+	x       HerdExperiment
+	res     *HerdResults
+	by      *bystanders
+	admin   *zk.Conn // deletes what each cell leaves
+	dir     string   // the run's directory
+	drivers herdDrivers
+
+	total, done int
+	started     time.Time
+}
+
+func (h *herdRun) progress(format string, args ...any) {
+	if h.x.Progress != nil {
+		fmt.Fprintf(h.x.Progress, "herd: "+format+"\n", args...)
+	}
+}
+
+// record adds a finished cell to the results, deletes its directory and
+// says how far the experiment is.
+func (h *herdRun) record(cell HerdCell, dir string) {
+	h.res.Cells = append(h.res.Cells, cell)
+	deleteTreeQuietly(h.admin, dir)
+	h.done++
+	eta := time.Duration(float64(time.Since(h.started)) / float64(h.done) * float64(h.total-h.done)).Round(time.Second)
+	what := string(cell.Variant)
+	if p := cell.primitive(); p != HerdMutex {
+		what = string(p) + " " + what
+	}
+	h.progress("%3d/%d N=%-4d round %d %-18s %s (about %v left)", h.done, h.total, cell.Clients, cell.Round, what, cellSummary(cell), eta)
 }
 
 // RunHerdExperiment runs x on the ensemble at x.Addrs. A cell that fails
-// (a lock's error, the Curator driver missing) is recorded with its Err and
-// the experiment goes on; errors that leave nothing to measure (no
-// connection) end it.
+// (a lock's error, a driver missing) is recorded with its Err and the
+// experiment goes on; errors that leave nothing to measure (no connection)
+// end it.
 func RunHerdExperiment(ctx context.Context, x HerdExperiment) (HerdResults, error) {
 	x, err := x.withDefaults()
 	if err != nil {
 		return HerdResults{}, err
 	}
-	res := HerdResults{Clients: x.Clients, Variants: x.Variants, Rounds: x.Rounds, Duration: x.Duration,
-		Bystanders: x.Bystanders, BystanderRate: x.BystanderRate, Servers: len(x.Addrs), SessionTimeout: x.SessionTimeout}
-	progress := func(format string, args ...any) {
-		if x.Progress != nil {
-			fmt.Fprintf(x.Progress, "herd: "+format+"\n", args...)
-		}
+	mutex := slices.Contains(x.Primitives, HerdMutex)
+	beyond := slices.DeleteFunc(slices.Clone(x.Primitives), func(p HerdPrimitive) bool { return p == HerdMutex })
+	res := HerdResults{Rounds: x.Rounds, Duration: x.Duration, Bystanders: x.Bystanders, BystanderRate: x.BystanderRate,
+		Servers: len(x.Addrs), SessionTimeout: x.SessionTimeout}
+	h := &herdRun{x: x, res: &res, started: time.Now()}
+	if mutex {
+		res.Clients, res.Variants = x.Clients, x.Variants
+		h.total += len(x.Clients) * x.Rounds * (len(x.Variants) + 1)
+	}
+	if len(beyond) > 0 {
+		res.Primitives, res.Implementations, res.PrimitiveClients = beyond, x.Implementations, x.PrimitiveClients
+		res.Leases, res.WriterEvery, res.PrimitiveDuration = x.Leases, x.WriterEvery, x.PrimitiveDuration
+		h.total += len(x.PrimitiveClients) * x.Rounds * len(beyond) * len(x.Implementations)
 	}
 	var id [4]byte
 	_, _ = rand.Read(id[:])
-	run := fmt.Sprintf("%s/%s", x.Path, hex.EncodeToString(id[:]))
+	h.dir = fmt.Sprintf("%s/%s", x.Path, hex.EncodeToString(id[:]))
 
-	by, err := startBystanders(ctx, x, run+"/bystanders")
-	if err != nil {
+	if h.by, err = startBystanders(ctx, x, h.dir+"/bystanders"); err != nil {
 		return res, err
 	}
-	defer by.close()
-	admin := by.clients[0]
-	defer deleteTreeQuietly(admin, run)
-
-	var curator *curatorDriver
-	var curatorErr error
-	defer func() {
-		if curator != nil {
-			curator.close()
-		}
-	}()
-	if slices.Contains(x.Variants, HerdCurator) {
-		curator, curatorErr = newCuratorDriver(ctx)
-		if curatorErr != nil {
-			progress("Curator cells will have no data: %v", curatorErr)
-		}
-	}
-
-	total, done := len(x.Clients)*x.Rounds*(len(x.Variants)+1), 0
-	started := time.Now()
-	for _, n := range x.Clients {
-		progress("N=%d: connecting %d sessions", n, n)
-		clients, err := connectHerd(ctx, x, n)
-		if err != nil {
-			closeHerd(clients)
+	defer h.by.close()
+	h.admin = h.by.clients[0]
+	defer deleteTreeQuietly(h.admin, h.dir)
+	defer h.drivers.close()
+	if mutex {
+		if err := h.runMutex(ctx); err != nil {
 			return res, err
 		}
-		var session *curatorSession
-		if curator != nil && curatorErr == nil {
-			session, err = curator.start(ctx, x.Addrs, n, x.SessionTimeout)
-			if err != nil {
-				progress("N=%d: Curator cells will have no data: %v", n, err)
-			}
+	}
+	if len(beyond) > 0 {
+		if err := h.runBeyond(ctx, beyond); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// runMutex runs the mutex's cells: for each N, the rounds of every variant
+// and the baseline.
+func (h *herdRun) runMutex(ctx context.Context) error {
+	x := h.x
+	for _, n := range x.Clients {
+		h.progress("N=%d: connecting %d sessions", n, n)
+		clients, err := connectHerd(ctx, x, x.Addrs, n)
+		var sessions herdSessions
+		if err == nil && slices.Contains(x.Variants, HerdCurator) {
+			sessions.start(ctx, h, HerdCurator, x.Addrs, n)
 		}
 		for r := range x.Rounds {
 			for _, v := range roundOrder(x.Variants, r) {
-				dir := fmt.Sprintf("%s/n%d-r%d-%s", run, n, r, dirName(v))
-				var cell HerdCell
-				switch {
-				case v == HerdCurator && session == nil:
-					cell = HerdCell{Err: "the Curator driver did not start"}
-					if curatorErr != nil {
-						cell.Err = curatorErr.Error()
-					} else if err != nil {
-						cell.Err = err.Error()
-					}
-				case v == HerdCurator:
-					cell, err = runCuratorCell(ctx, x, session, by, dir)
-				default:
-					cell, err = runGoCell(ctx, x, clients, by, v, dir)
-				}
 				if err != nil {
-					cell.Err = err.Error()
+					break
 				}
-				cell.Variant, cell.Clients, cell.Round = v, n, r+1
-				res.Cells = append(res.Cells, cell)
-				deleteTreeQuietly(admin, dir)
-				done++
-				eta := time.Duration(float64(time.Since(started)) / float64(done) * float64(total-done)).Round(time.Second)
-				progress("%3d/%d N=%-4d round %d %-12s %s (about %v left)", done, total, n, r+1, v, cellSummary(cell), eta)
-				if ctx.Err() != nil {
-					closeHerd(clients)
-					if session != nil {
-						session.close()
+				dir := fmt.Sprintf("%s/n%d-r%d-%s", h.dir, n, r, dirName(v))
+				err = h.cell(ctx, x, &sessions, clients, herdCellSpec{primitive: HerdMutex, variant: v}, n, r, dir)
+			}
+		}
+		closeHerd(clients)
+		sessions.close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runBeyond runs the cells of the primitives beyond the mutex: for each N,
+// the rounds of every primitive in every implementation, the
+// implementations' order rotating from round to round. Every contender
+// connects through counting proxies, one in front of each server.
+func (h *herdRun) runBeyond(ctx context.Context, primitives []HerdPrimitive) error {
+	x := h.x
+	x.Duration = x.PrimitiveDuration
+	proxies, err := startHerdProxies(ctx, x.Addrs)
+	if err != nil {
+		return err
+	}
+	defer proxies.close()
+	for _, n := range x.PrimitiveClients {
+		var clients []*herdClient
+		if slices.Contains(x.Implementations, HerdRecipe) {
+			h.progress("N=%d: connecting %d sessions through the counting proxies", n, n)
+			clients, err = connectHerd(ctx, x, proxies.addrs(), n)
+		}
+		var sessions herdSessions
+		for _, v := range x.Implementations {
+			if err == nil && v != HerdRecipe {
+				sessions.start(ctx, h, v, proxies.addrs(), n)
+			}
+		}
+		for r := range x.Rounds {
+			for _, p := range primitives {
+				for _, v := range rotate(x.Implementations, r) {
+					if err != nil {
+						break
 					}
-					return res, fmt.Errorf("herd: %w", ctx.Err())
+					dir := fmt.Sprintf("%s/n%d-r%d-%s-%s", h.dir, n, r, p, dirName(v))
+					err = h.cell(ctx, x, &sessions, clients, herdCellSpec{primitive: p, variant: v, proxies: proxies}, n, r, dir)
 				}
 			}
 		}
 		closeHerd(clients)
-		if session != nil {
-			session.close()
+		sessions.close()
+		if err != nil {
+			return err
 		}
 	}
-	return res, nil
+	return nil
+}
+
+// cell runs spec's cell of round r with n clients on dir and records it; it
+// returns an error when ctx is done, which ends the experiment.
+func (h *herdRun) cell(ctx context.Context, x HerdExperiment, sessions *herdSessions, clients []*herdClient, spec herdCellSpec, n, r int, dir string) error {
+	cell, err := sessions.runCell(ctx, h, x, clients, spec, dir)
+	if err != nil {
+		cell.Err = err.Error()
+	}
+	cell.Primitive, cell.Variant, cell.Clients, cell.Round = spec.primitive, spec.variant, n, r+1
+	h.record(cell, dir)
+	if ctx.Err() != nil {
+		return fmt.Errorf("herd: %w", ctx.Err())
+	}
+	return nil
+}
+
+// herdSessions are the drivers running for one N, by implementation, and
+// why those that are not did not start.
+type herdSessions struct {
+	running map[HerdVariant]*driverSession
+	failed  map[HerdVariant]error
+}
+
+// start starts v's driver with n sessions on addrs; a failure is kept for
+// the cells, which then have no data.
+func (s *herdSessions) start(ctx context.Context, h *herdRun, v HerdVariant, addrs []string, n int) {
+	if s.running == nil {
+		s.running, s.failed = map[HerdVariant]*driverSession{}, map[HerdVariant]error{}
+	}
+	d, err := h.drivers.get(ctx, v)
+	if err == nil {
+		s.running[v], err = d.start(ctx, addrs, n, h.x.SessionTimeout)
+	}
+	if err != nil {
+		s.failed[v] = err
+		h.progress("N=%d: %s cells will have no data: %v", n, v, err)
+	}
+}
+
+// runCell runs one cell of x: spec's Go lock or recipe on clients, or a
+// driver.
+func (s *herdSessions) runCell(ctx context.Context, h *herdRun, x HerdExperiment, clients []*herdClient, spec herdCellSpec, dir string) (HerdCell, error) {
+	switch spec.variant {
+	case HerdCurator, HerdKazoo:
+		if session := s.running[spec.variant]; session != nil {
+			return runDriverCell(ctx, x, session, h.by, spec, dir)
+		}
+		if err := s.failed[spec.variant]; err != nil {
+			return HerdCell{}, err
+		}
+		return HerdCell{}, fmt.Errorf("herd: the %s driver did not start", spec.variant)
+	}
+	return runGoCell(ctx, x, clients, h.by, spec, dir)
+}
+
+func (s *herdSessions) close() {
+	for _, session := range s.running {
+		session.close()
+	}
+}
+
+// herdDrivers makes each driver once, on first use, and keeps why one could
+// not be made.
+type herdDrivers struct {
+	made map[HerdVariant]*herdDriver
+	errs map[HerdVariant]error
+}
+
+func (d *herdDrivers) get(ctx context.Context, v HerdVariant) (*herdDriver, error) {
+	if d.made == nil {
+		d.made, d.errs = map[HerdVariant]*herdDriver{}, map[HerdVariant]error{}
+	}
+	if drv, ok := d.made[v]; ok {
+		return drv, d.errs[v]
+	}
+	var drv *herdDriver
+	var err error
+	switch v {
+	case HerdCurator:
+		drv, err = newCuratorDriver(ctx)
+	case HerdKazoo:
+		drv, err = newKazooDriver(ctx)
+	default:
+		err = fmt.Errorf("herd: %s has no driver", v)
+	}
+	d.made[v], d.errs[v] = drv, err
+	return drv, err
+}
+
+func (d *herdDrivers) close() {
+	for _, drv := range d.made {
+		if drv != nil {
+			drv.close()
+		}
+	}
 }
 
 // cellSummary is a cell's progress line.
@@ -393,6 +709,10 @@ func cellSummary(c HerdCell) string {
 	by := fmt.Sprintf("bystander p99 %.1fms", c.Value(MetricBystanderP99))
 	if c.Variant == HerdNone {
 		return by
+	}
+	if c.primitive() != HerdMutex {
+		return fmt.Sprintf("%.0f acq/s, %.2f requests/acquisition, %.2f wake-ups/release, %s", c.Value(MetricAcquisitionsPerSecond),
+			c.Value(MetricWireRequestsPerAcquisition), c.Value(MetricWakeupsPerRelease), by)
 	}
 	return fmt.Sprintf("%.0f acq/s, %.2f server notifications/release, %s", c.Value(MetricAcquisitionsPerSecond), c.Value(MetricServerNotificationsPerRelease), by)
 }
@@ -464,8 +784,41 @@ type zkLock struct{ lock *zk.Lock }
 func (l zkLock) Lock(context.Context) error   { return l.lock.Lock() }
 func (l zkLock) Unlock(context.Context) error { return l.lock.Unlock() }
 
-// newHerdLocker makes variant's lock on dir for client c.
-func newHerdLocker(variant HerdVariant, c *herdClient, dir string) (herdLocker, error) {
+// semaphoreLocker is a recipe.Semaphore as a herdLocker.
+type semaphoreLocker struct{ s *recipe.Semaphore }
+
+func (l semaphoreLocker) Lock(ctx context.Context) error   { return l.s.Acquire(ctx) }
+func (l semaphoreLocker) Unlock(ctx context.Context) error { return l.s.Release(ctx) }
+
+// electionLocker is a recipe.Election as a herdLocker: Lock campaigns until
+// it leads, Unlock resigns.
+type electionLocker struct{ e *recipe.Election }
+
+func (l electionLocker) Lock(ctx context.Context) error   { return l.e.Campaign(ctx, nil) }
+func (l electionLocker) Unlock(ctx context.Context) error { return l.e.Resign(ctx) }
+
+// newHerdLocker makes spec's lock (or the recipe's primitive) on dir for
+// client c, the i-th; writes says whether it is a read-write lock's writer.
+func newHerdLocker(x HerdExperiment, spec herdCellSpec, c *herdClient, i int, dir string) (l herdLocker, writes bool, err error) {
+	path := spec.path(dir)
+	switch spec.primitive {
+	case HerdRWLock:
+		rw := recipe.NewRWLock(c.conn, path)
+		if i%x.WriterEvery == 0 {
+			return rw.WriteLock(), true, nil
+		}
+		return rw.ReadLock(), false, nil
+	case HerdSemaphore:
+		return semaphoreLocker{recipe.NewSemaphore(c.conn, path, x.Leases)}, false, nil
+	case HerdElection:
+		return electionLocker{recipe.NewElection(c.conn, path)}, false, nil
+	}
+	l, err = newMutex(spec.variant, c, path)
+	return l, false, err
+}
+
+// newMutex makes variant's lock on dir for client c.
+func newMutex(variant HerdVariant, c *herdClient, dir string) (herdLocker, error) {
 	switch variant {
 	case HerdRecipe:
 		return recipe.NewLock(herdConn{Conn: c.conn, client: c}, dir), nil
@@ -483,14 +836,14 @@ func newHerdLocker(variant HerdVariant, c *herdClient, dir string) (herdLocker, 
 
 // connectHerd opens n lock sessions and waits until each has its session.
 // It returns the clients opened so far on error too.
-func connectHerd(ctx context.Context, x HerdExperiment, n int) ([]*herdClient, error) {
+func connectHerd(ctx context.Context, x HerdExperiment, addrs []string, n int) ([]*herdClient, error) {
 	clients := make([]*herdClient, 0, n)
 	for i := range n {
 		c := &herdClient{own: map[string]bool{}}
-		conn, _, err := zk.Connect(x.Addrs, x.SessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quietZKLogger{}),
+		conn, _, err := zk.Connect(addrs, x.SessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quietZKLogger{}),
 			zk.WithEventCallback(c.onEvent), zk.WithDialer(countingDialer(&c.requests)))
 		if err != nil {
-			return clients, fmt.Errorf("herd: connect client %d to %v: %w", i, x.Addrs, err)
+			return clients, fmt.Errorf("herd: connect client %d to %v: %w", i, addrs, err)
 		}
 		c.conn = conn
 		clients = append(clients, c)
@@ -559,12 +912,13 @@ func (c *HerdCell) setHandoffs(samples []time.Duration) {
 	c.Handoffs, c.HandoffP50, c.HandoffP99 = len(samples), Percentile(samples, 50), Percentile(samples, 99)
 }
 
-// runGoCell runs one Go lock (or the baseline) with every client on dir
-// for x.Duration: each client loops Lock, Unlock with zero hold time.
-// Figures are taken at the end of the cell; then the recipe's and
-// watch-parent's waiters are cancelled and zk.Lock's drained.
-func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by *bystanders, variant HerdVariant, dir string) (HerdCell, error) {
-	cell := HerdCell{Variant: variant, Clients: len(clients), Notifications: -1, Requests: -1}
+// runGoCell runs one Go lock (or the baseline, or the recipe's primitive)
+// with every client on dir for x.Duration: each client loops Lock, Unlock
+// with zero hold time. Figures are taken at the end of the cell; then the
+// recipe's and watch-parent's waiters are cancelled and zk.Lock's drained.
+func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by *bystanders, spec herdCellSpec, dir string) (HerdCell, error) {
+	variant := spec.variant
+	cell := HerdCell{Primitive: spec.primitive, Variant: variant, Clients: len(clients), Notifications: -1, Requests: -1}
 	if variant == HerdNone {
 		load := startServerLoad(ctx, x.Addrs)
 		window := by.begin()
@@ -580,11 +934,12 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 	if err := createPath(clients[0].conn, dir); err != nil {
 		return cell, err
 	}
-	var notifications, requests, acquisitions, releases atomic.Int64
+	var notifications, requests, acquisitions, releases, writeAcquisitions, writeReleases atomic.Int64
 	lockers := make([]herdLocker, len(clients))
+	writers := make([]bool, len(clients))
 	for i, c := range clients {
 		var err error
-		if lockers[i], err = newHerdLocker(variant, c, dir); err != nil {
+		if lockers[i], writers[i], err = newHerdLocker(x, spec, c, i, dir); err != nil {
 			return cell, err
 		}
 		c.sink.Store(&notifications)
@@ -612,6 +967,7 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 	}
 	load := startServerLoad(ctx, x.Addrs)
 	window := by.begin()
+	wire := spec.proxies.counts()
 	start := time.Now()
 	deadline := start.Add(x.Duration)
 	for i, l := range lockers {
@@ -628,6 +984,9 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 				hand.acquired(now, inCell)
 				if inCell {
 					acquisitions.Add(1)
+					if writers[i] {
+						writeAcquisitions.Add(1)
+					}
 				}
 				hand.releasing(time.Now())
 				unlockCtx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -639,6 +998,9 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 				}
 				if inCell {
 					releases.Add(1)
+					if writers[i] {
+						writeReleases.Add(1)
+					}
 				}
 			}
 		})
@@ -649,11 +1011,16 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 		return cell, err
 	}
 	cell.Elapsed = time.Since(start)
+	cell.clientsBefore.requests, cell.clientsBefore.notifications = requests.Load(), notifications.Load()
+	cell.Wire = spec.proxies.counts().Sub(wire)
 	cell.Acquisitions, cell.Releases = acquisitions.Load(), releases.Load()
+	cell.WriteAcquisitions, cell.WriteReleases = writeAcquisitions.Load(), writeReleases.Load()
 	cell.Notifications, cell.Requests = notifications.Load(), requests.Load()
 	cell.Server = load.end(ctx)
 	cell.Bystanders = by.end(window)
-	hand.fill(&cell)
+	if spec.primitive == HerdMutex {
+		hand.fill(&cell)
+	}
 	if variant != HerdZKLock {
 		cancelLocks()
 	}
@@ -663,7 +1030,7 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 		return cell, fmt.Errorf("herd: %s with %d clients: the clients did not stop: %w", variant, len(clients), ctx.Err())
 	}
 	if err := errors.Join(failures...); err != nil {
-		return cell, fmt.Errorf("herd: %s with %d clients: %w", variant, len(clients), err)
+		return cell, fmt.Errorf("herd: %s %s with %d clients: %w", spec.primitive, variant, len(clients), err)
 	}
 	return cell, nil
 }

@@ -2,7 +2,6 @@ package realzk
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"strconv"
 	"strings"
@@ -13,29 +12,27 @@ import (
 
 // countingDialer returns a go-zookeeper dialer whose connections count the
 // requests written on them into the sink *sink points to (none while it is
-// nil): every frame but the connect request opening a connection and pings.
+// nil): every frame but the connect request opening a connection, pings and
+// auth — what a counting Proxy counts as Requests.
 func countingDialer(sink *atomic.Pointer[atomic.Int64]) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		conn, err := net.DialTimeout(network, address, timeout)
 		if err != nil {
 			return nil, err
 		}
-		return &countingConn{Conn: conn, frames: frameCounter{count: func(op int32) {
-			if s := sink.Load(); s != nil && op != opPing {
+		return &countingConn{Conn: conn, frames: frameScanner{keep: requestHeadLen, frame: func(index int, head []byte) {
+			if s := sink.Load(); s != nil && classifyRequest(index, head) == frameRequest {
 				s.Add(1)
 			}
 		}}}, nil
 	}
 }
 
-// opPing is the ping request's opcode in ZooKeeper's protocol.
-const opPing = 11
-
 // countingConn counts the request frames written on a connection.
 type countingConn struct {
 	net.Conn
 	mu     sync.Mutex
-	frames frameCounter
+	frames frameScanner
 }
 
 // Write counts the frames in p and passes it on.
@@ -44,38 +41,6 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	c.frames.feed(p)
 	c.mu.Unlock()
 	return c.Conn.Write(p)
-}
-
-// frameCounter follows a client's stream of length-prefixed request frames
-// (4-byte length, then xid and opcode, 4 bytes each) however the writes cut
-// it, and calls count with the opcode of every frame after the first (the
-// connect request, which has no opcode).
-type frameCounter struct {
-	count  func(op int32)
-	hdr    []byte // the current frame's header, as far as read
-	skip   int    // bytes of the current frame's body still to come
-	frames int
-}
-
-func (f *frameCounter) feed(p []byte) {
-	for len(p) > 0 {
-		if f.skip > 0 {
-			n := min(f.skip, len(p))
-			f.skip, p = f.skip-n, p[n:]
-			continue
-		}
-		n := min(12-len(f.hdr), len(p))
-		f.hdr, p = append(f.hdr, p[:n]...), p[n:]
-		if len(f.hdr) < 12 {
-			return
-		}
-		length := int(binary.BigEndian.Uint32(f.hdr[:4]))
-		if f.frames > 0 {
-			f.count(int32(binary.BigEndian.Uint32(f.hdr[8:12])))
-		}
-		f.frames++
-		f.skip, f.hdr = max(length-8, 0), f.hdr[:0]
-	}
 }
 
 // ServerLoad is the servers' own account of a cell, from mntr, summed over

@@ -28,7 +28,28 @@ var herdStyles = map[HerdVariant]herdStyle{
 	HerdWatchParent: {"#d62728", "7,3", "square"},
 	HerdZKLock:      {"#2ca02c", "2,3", "triangle"},
 	HerdCurator:     {"#9467bd", "9,3,2,3", "diamond"},
+	HerdKazoo:       {"#ff7f0e", "5,2", "square"},
 	HerdNone:        {"#555555", "1,4", "cross"},
+}
+
+// primitiveLabel is the name of primitive p's implementation v in tables and
+// legends.
+func primitiveLabel(p HerdPrimitive, v HerdVariant) string {
+	names := map[HerdPrimitive]map[HerdVariant]string{
+		HerdRWLock:    {HerdRecipe: "recipe NewRWLock", HerdCurator: "Curator InterProcessReadWriteLock", HerdKazoo: "kazoo ReadLock/WriteLock"},
+		HerdSemaphore: {HerdRecipe: "recipe NewSemaphore", HerdCurator: "Curator InterProcessSemaphoreV2", HerdKazoo: "kazoo Semaphore"},
+		HerdElection:  {HerdRecipe: "recipe NewElection", HerdCurator: "Curator LeaderLatch", HerdKazoo: "kazoo Election"},
+	}
+	if name, ok := names[p][v]; ok {
+		return name
+	}
+	return herdLabel(v)
+}
+
+// primitiveTitle names a primitive in captions and plot titles.
+func primitiveTitle(p HerdPrimitive) string {
+	return map[HerdPrimitive]string{HerdMutex: "The mutex", HerdRWLock: "The read-write lock", HerdSemaphore: "The semaphore",
+		HerdElection: "Leader election"}[p]
 }
 
 // herdLabel is a variant's name in tables and legends.
@@ -75,8 +96,22 @@ type herdTable struct {
 	rows    [][]string
 }
 
-// herdTables builds the report's tables from res.
+// herdTables builds the report's tables from res: the mutex's, then one per
+// primitive beyond it.
 func herdTables(res HerdResults) []herdTable {
+	var tables []herdTable
+	if len(res.Variants) > 0 {
+		tables = mutexTables(res)
+	}
+	for _, p := range res.Primitives {
+		tables = append(tables, primitiveTable(res, p))
+	}
+	return tables
+}
+
+// mutexTables are the mutex's tables: the locks, the bystanders, and the
+// recipe's throughput against the others'.
+func mutexTables(res HerdResults) []herdTable {
 	locks := &herdTable{
 		caption: "The locks: median over rounds (min–max). Requests are counted on the clients' connections (Go locks; " +
 			"pings excepted); server packets are the servers' zk_packets_received less the bystanders' requests (pings " +
@@ -116,6 +151,77 @@ func herdTables(res HerdResults) []herdTable {
 	return tables
 }
 
+// primitiveCaption says what was run of primitive p and how to read it.
+func primitiveCaption(res HerdResults, p HerdPrimitive) string {
+	switch p {
+	case HerdRWLock:
+		return fmt.Sprintf(rwlockCaption, res.WriterEvery)
+	case HerdSemaphore:
+		return fmt.Sprintf(semaphoreCaption, res.Leases)
+	}
+	return electionCaption
+}
+
+// The captions' texts.
+const (
+	rwlockCaption = "Contender i takes the write lock when i %% %[1]d == 0, the read lock otherwise. A release is any unlock. Releases " +
+		"equal acquisitions, and a waiter needs one wake-up to acquire, so a lock without a herd stays at or below about 1 " +
+		"wake-up per release however large N: a writer's release that wakes the k readers queued directly behind it counts k " +
+		"wake-ups, and is correct sharing — those k readers then acquire together and make k releases that wake nobody but " +
+		"the next writer. A herd — waiters woken that cannot acquire, and list and wait again — shows as more than 1 per " +
+		"release, growing with N. Split by what was released: per write release (the readers directly behind it, or the one " +
+		"writer; more means readers behind later writers were woken too), per read release (at most the one writer queued " +
+		"directly behind it)."
+	semaphoreCaption = "%[1]d leases. An acquisition is a lease; a release returns it. In InterProcessSemaphoreV2's " +
+		"algorithm (the recipe's and Curator's; kazoo's is alike) acquirers queue in an admission mutex, each watching its " +
+		"predecessor, and only the mutex's holder lists the leases with a watch, so a returned lease wakes at most that one " +
+		"waiter. With zero hold time the leases are seldom all taken: the waiters queue in the admission mutex, whose every " +
+		"pass wakes the next (on the admission mutex, per acquisition), and the watch that the granting listing leaves is " +
+		"fired by the next change of the leases, often the holder's own release (on the leases, per release). Without a herd " +
+		"both stay near 1 however large N; waiters that all watched the leases would make the leases' figure grow with N " +
+		"(up to N − %[1]d per change)."
+	electionCaption = "An acquisition is a leadership: the leader resigns at once (the recipe's Resign; Curator: closes its " +
+		"LeaderLatch and starts a new one; kazoo: its Election's run returns) and campaigns again. Every candidate watches " +
+		"its predecessor, so a resignation wakes one candidate: 1 per release; a herd (every candidate watching the " +
+		"leader) would be N − 1."
+)
+
+// primitiveTable is the table of primitive p: each implementation at each N.
+func primitiveTable(res HerdResults, p HerdPrimitive) herdTable {
+	t := herdTable{
+		caption: primitiveTitle(p) + ": median over rounds (min–max); N sessions contend with zero hold time, every one through " +
+			"a proxy that counts, on the wire, its requests (every frame but connect requests, pings and auth) and the watch " +
+			"notifications it receives (replies with xid -1): the wake-ups. " + primitiveCaption(res, p) +
+			" The recipe's Go clients also count for themselves (the client columns): the two counts agree but for what is in " +
+			"flight at a cell's edges.",
+		header: []string{"N", "implementation", "acquisitions/s", "requests/acquisition", "wake-ups/release"},
+	}
+	metrics := []HerdMetric{MetricAcquisitionsPerSecond, MetricWireRequestsPerAcquisition, MetricWakeupsPerRelease}
+	switch p {
+	case HerdElection:
+		t.header[2] = "leaderships/s"
+		t.header[3] = "requests/leadership"
+	case HerdRWLock:
+		t.header = append(t.header, "wake-ups/write release", "wake-ups/read release")
+		metrics = append(metrics, MetricWakeupsPerWriteRelease, MetricWakeupsPerReadRelease)
+	case HerdSemaphore:
+		t.header = append(t.header, "on the leases/release", "on the admission mutex/acquisition")
+		metrics = append(metrics, MetricLeaseWakeupsPerRelease, MetricMutexWakeupsPerAcquisition)
+	}
+	t.header = append(t.header, "requests/acquisition (client)", "wake-ups/release (client)", "bystander p99 ms")
+	metrics = append(metrics, MetricRequestsPerAcquisition, MetricNotificationsPerRelease, MetricBystanderP99)
+	for _, n := range res.PrimitiveClients {
+		for _, v := range res.Implementations {
+			row := []string{strconv.Itoa(n), primitiveLabel(p, v)}
+			for _, m := range metrics {
+				row = append(row, formatSpread(res.PrimitiveSpread(p, v, n, m)))
+			}
+			t.rows = append(t.rows, row)
+		}
+	}
+	return t
+}
+
 // herdRatios compares the recipe's acquisitions per second with the other
 // locks', round by round (the cells of a round ran back to back).
 func herdRatios(res HerdResults) herdTable {
@@ -152,7 +258,7 @@ func herdRatios(res HerdResults) herdTable {
 // Err set when there is none).
 func (r HerdResults) cell(v HerdVariant, n, round int) HerdCell {
 	for _, c := range r.Cells {
-		if c.Variant == v && c.Clients == n && c.Round == round {
+		if c.primitive() == HerdMutex && c.Variant == v && c.Clients == n && c.Round == round {
 			return c
 		}
 	}
@@ -162,7 +268,7 @@ func (r HerdResults) cell(v HerdVariant, n, round int) HerdCell {
 // HerdClaim is the README's sentence for the largest N: the bystanders' p99
 // with the parent-watching lock, with the recipe, and with no contention.
 func HerdClaim(res HerdResults) string {
-	if len(res.Clients) == 0 {
+	if len(res.Clients) == 0 || len(res.Variants) == 0 {
 		return ""
 	}
 	n := slices.Max(res.Clients)
@@ -187,16 +293,42 @@ func plural(n int, noun string) string {
 
 // herdDescription says how the results were measured.
 func herdDescription(res HerdResults) string {
-	return fmt.Sprintf("ZooKeeper 3.8, %d servers on loopback; N sessions contend with zero hold time; %v per cell, %s, "+
+	d := fmt.Sprintf("ZooKeeper 3.8, %d servers on loopback; N sessions contend with zero hold time; %v per cell, %s, "+
 		"the locks and the no-contention baseline alternating (each round rotates the order); %d bystander sessions at %s operations/s.",
 		res.Servers, res.Duration, plural(res.Rounds, "round"), res.Bystanders, formatFigure(res.BystanderRate))
+	if len(res.Primitives) > 0 {
+		d += fmt.Sprintf(" Beyond the mutex: %s at N = %s, each in %s, %v per cell, the implementations' order rotating from round to round.",
+			joinStrings(res.Primitives, ", "), joinInts(res.PrimitiveClients), joinStrings(res.Implementations, ", "), res.PrimitiveDuration)
+	}
+	return d
+}
+
+// joinStrings joins names with sep.
+func joinStrings[T ~string](names []T, sep string) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, sep)
+}
+
+// joinInts joins numbers with commas.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // FormatHerdMarkdown renders res as markdown: the description, the README
 // claim, the tables, and the cells without data.
 func FormatHerdMarkdown(res HerdResults) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\n%s.\n", herdDescription(res), HerdClaim(res))
+	fmt.Fprintf(&b, "%s\n", herdDescription(res))
+	if claim := HerdClaim(res); claim != "" {
+		fmt.Fprintf(&b, "\n%s.\n", claim)
+	}
 	for _, t := range herdTables(res) {
 		fmt.Fprintf(&b, "\n%s\n\n| %s |\n|%s\n", t.caption, strings.Join(t.header, " | "), strings.Repeat(" --- |", len(t.header)))
 		for _, row := range t.rows {
@@ -217,33 +349,53 @@ func herdNotes(res HerdResults) []string {
 	var notes []string
 	for _, c := range res.Cells {
 		if c.Err != "" {
-			notes = append(notes, fmt.Sprintf("%s, N=%d, round %d: %s", herdLabel(c.Variant), c.Clients, c.Round, c.Err))
+			notes = append(notes, fmt.Sprintf("%s, N=%d, round %d: %s", primitiveLabel(c.primitive(), c.Variant), c.Clients, c.Round, c.Err))
 		}
 	}
 	return notes
 }
 
-// herdPanel is one plot of the report: a figure against N, one series per
-// variant, with min–max bars.
+// herdPanel is one plot of the report: a figure of a primitive against N,
+// one series per variant, with min–max bars.
 type herdPanel struct {
 	name          string // file name stem of the standalone SVG
 	title, ylabel string
 	metric        HerdMetric
 	variants      []HerdVariant
 	log           bool // logarithmic y axis
+	primitive     HerdPrimitive
+	clients       []int // the values of N
 }
 
-// herdPanels are the report's plots.
+// label is variant v's name in the panel's legend.
+func (p herdPanel) label(v HerdVariant) string { return primitiveLabel(p.primitive, v) }
+
+// herdPanels are the report's plots: the mutex's, then two for each
+// primitive beyond it.
 func herdPanels(res HerdResults) []herdPanel {
-	all := append(slices.Clone(res.Variants), HerdNone)
-	return []herdPanel{
-		{"notifications", "Watch notifications per release (server-side)", "notifications / release", MetricServerNotificationsPerRelease, res.Variants, true},
-		{"bystander-p99", "Bystander p99 latency", "p99 latency (ms)", MetricBystanderP99, all, true},
-		{"acquisitions", "Acquisitions per second (min–max bars)", "acquisitions / s", MetricAcquisitionsPerSecond, res.Variants, true},
-		{"handoff-p50", "Handoff latency p50 (release → next acquisition)", "p50 (ms)", MetricHandoffP50, res.Variants, true},
-		{"handoff-p99", "Handoff latency p99 (release → next acquisition)", "p99 (ms)", MetricHandoffP99, res.Variants, true},
-		{"server-packets", "Server packets received per acquisition", "packets / acquisition", MetricServerPacketsPerAcquisition, res.Variants, true},
+	var panels []herdPanel
+	if len(res.Variants) > 0 {
+		all := append(slices.Clone(res.Variants), HerdNone)
+		mutex := func(name, title, ylabel string, m HerdMetric, variants []HerdVariant) herdPanel {
+			return herdPanel{name, title, ylabel, m, variants, true, HerdMutex, res.Clients}
+		}
+		panels = append(panels,
+			mutex("notifications", "Watch notifications per release (server-side)", "notifications / release", MetricServerNotificationsPerRelease, res.Variants),
+			mutex("bystander-p99", "Bystander p99 latency", "p99 latency (ms)", MetricBystanderP99, all),
+			mutex("acquisitions", "Acquisitions per second (min–max bars)", "acquisitions / s", MetricAcquisitionsPerSecond, res.Variants),
+			mutex("handoff-p50", "Handoff latency p50 (release → next acquisition)", "p50 (ms)", MetricHandoffP50, res.Variants),
+			mutex("handoff-p99", "Handoff latency p99 (release → next acquisition)", "p99 (ms)", MetricHandoffP99, res.Variants),
+			mutex("server-packets", "Server packets received per acquisition", "packets / acquisition", MetricServerPacketsPerAcquisition, res.Variants))
 	}
+	for _, p := range res.Primitives {
+		title := primitiveTitle(p)
+		panels = append(panels,
+			herdPanel{string(p) + "-wakeups", title + ": wake-ups per release (on the wire)", "notifications / release",
+				MetricWakeupsPerRelease, res.Implementations, true, p, res.PrimitiveClients},
+			herdPanel{string(p) + "-requests", title + ": requests per acquisition (on the wire)", "requests / acquisition",
+				MetricWireRequestsPerAcquisition, res.Implementations, true, p, res.PrimitiveClients})
+	}
+	return panels
 }
 
 // HerdPlot is one plot of the report as a standalone SVG document.
@@ -274,7 +426,10 @@ func HerdHTML(res HerdResults, title string) []byte {
 	b.WriteString("<style>body{font-family:sans-serif;margin:2em;max-width:1300px}figure{display:inline-block;margin:0 1em 1em 0;vertical-align:top}" +
 		"table{border-collapse:collapse;margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}" +
 		"th{background:#f3f3f3}caption{text-align:left;padding:4px 0;max-width:1100px}.note{color:#a00}</style></head><body>\n")
-	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%s</p>\n<p><b>%s.</b></p>\n", e(title), e(herdDescription(res)), e(HerdClaim(res)))
+	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%s</p>\n", e(title), e(herdDescription(res)))
+	if claim := HerdClaim(res); claim != "" {
+		fmt.Fprintf(&b, "<p><b>%s.</b></p>\n", e(claim))
+	}
 	for _, p := range herdPanels(res) {
 		fmt.Fprintf(&b, "<figure>%s</figure>\n", p.svg(res))
 	}
@@ -306,9 +461,9 @@ func HerdHTML(res HerdResults, title string) []byte {
 
 // Plot geometry.
 const (
-	plotW, plotH       = 620, 380
+	plotW, plotH       = 680, 380
 	plotLeft, plotTop  = 70, 40
-	plotRight, plotBot = 230, 60 // room for the legend, and for the x axis and notes
+	plotRight, plotBot = 290, 60 // room for the legend, and for the x axis and notes
 )
 
 // svg draws the panel.
@@ -323,8 +478,8 @@ func (p herdPanel) svg(res HerdResults) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range p.variants {
 		var gaps []string
-		for _, n := range res.Clients {
-			s := res.Spread(v, n, p.metric)
+		for _, n := range p.clients {
+			s := res.PrimitiveSpread(p.primitive, v, n, p.metric)
 			if s.N == 0 || p.log && s.Min <= 0 {
 				gaps = append(gaps, strconv.Itoa(n))
 				continue
@@ -333,7 +488,7 @@ func (p herdPanel) svg(res HerdResults) string {
 			lo, hi = math.Min(lo, s.Min), math.Max(hi, s.Max)
 		}
 		if len(gaps) > 0 {
-			missing = append(missing, fmt.Sprintf("%s at N=%s", herdLabel(v), strings.Join(gaps, ",")))
+			missing = append(missing, fmt.Sprintf("%s at N=%s", p.label(v), strings.Join(gaps, ",")))
 		}
 	}
 	var b strings.Builder
@@ -372,14 +527,14 @@ func (p herdPanel) svg(res HerdResults) string {
 	}
 	fmt.Fprintf(&b, `<text transform="translate(16,%.0f) rotate(-90)" text-anchor="middle">%s</text>`, plotTop+innerH/2, e(p.ylabel))
 	// The x axis: N on a log scale, or one point in the middle.
-	nlo, nhi := float64(slices.Min(res.Clients)), float64(slices.Max(res.Clients))
+	nlo, nhi := float64(slices.Min(p.clients)), float64(slices.Max(p.clients))
 	xOf := func(n int) float64 {
 		if nlo == nhi {
 			return plotLeft + innerW/2
 		}
 		return plotLeft + 20 + (innerW-40)*(math.Log(float64(n))-math.Log(nlo))/(math.Log(nhi)-math.Log(nlo))
 	}
-	for _, n := range res.Clients {
+	for _, n := range p.clients {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`, xOf(n), plotTop+innerH+16, n)
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">N (contending sessions, log scale)</text>`, plotLeft+innerW/2, plotTop+innerH+32)
@@ -408,7 +563,7 @@ func (p herdPanel) svg(res HerdResults) string {
 		lx := plotLeft + innerW + 10
 		fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.0f" y2="%.0f" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>`, lx, lx+28, ly, ly, st.color, st.dash)
 		b.WriteString(marker(st, lx+14, ly, ""))
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" dy="4">%s</text>`, lx+34, ly, e(herdLabel(v)))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" dy="4">%s</text>`, lx+34, ly, e(p.label(v)))
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(&b, `<text class="nodata" x="%d" y="%d" fill="#a00">no data: %s</text>`, plotLeft, plotH-8, e(strings.Join(missing, "; ")))
@@ -479,5 +634,5 @@ func tickLabel(v float64) string {
 
 // HerdTitle is the report's title for cells of d.
 func HerdTitle(d time.Duration) string {
-	return fmt.Sprintf("The herd's cost to everyone else: ZooKeeper 3.8, zero hold time, %v cells", d)
+	return fmt.Sprintf("The herd's cost to everyone else, and what each primitive spends: ZooKeeper 3.8, zero hold time, %v cells", d)
 }

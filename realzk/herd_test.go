@@ -3,6 +3,7 @@ package realzk
 import (
 	"encoding/xml"
 	"errors"
+	"html"
 	"io"
 	"math"
 	"regexp"
@@ -24,7 +25,7 @@ func TestHerdSmall(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	const n = 4
 	res, err := RunHerdExperiment(ctx, HerdExperiment{Addrs: e.Addrs(), Clients: []int{n}, Duration: time.Second, Rounds: 1,
-		Bystanders: 2, BystanderRate: 50, Path: "/TestHerdSmall"})
+		Primitives: []HerdPrimitive{HerdMutex}, Bystanders: 2, BystanderRate: 50, Path: "/TestHerdSmall"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +81,17 @@ func TestHerdExperimentRejectsBadSettings(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("Validate(%+v) = %v, want nil", ok, err)
 	}
+	// What the mutex alone does not use is not checked when it runs alone,
+	// nor the mutex's settings when only the others run.
+	alone := ok
+	alone.Primitives, alone.Implementations, alone.PrimitiveClients = []HerdPrimitive{HerdMutex}, []HerdVariant{}, []int{1}
+	others := ok
+	others.Primitives, others.Clients, others.Variants = []HerdPrimitive{HerdElection}, nil, []HerdVariant{}
+	for _, x := range []HerdExperiment{alone, others} {
+		if err := x.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v, want nil", x, err)
+		}
+	}
 	for _, tc := range []struct {
 		change func(*HerdExperiment)
 		want   string
@@ -92,6 +104,17 @@ func TestHerdExperimentRejectsBadSettings(t *testing.T) {
 		{func(x *HerdExperiment) { x.Variants = []HerdVariant{"nope"} }, "unknown variant"},
 		{func(x *HerdExperiment) { x.Variants = []HerdVariant{} }, "no variants"},
 		{func(x *HerdExperiment) { x.Variants = []HerdVariant{HerdRecipe, HerdRecipe} }, "given twice"},
+		{func(x *HerdExperiment) { x.Primitives = []HerdPrimitive{"barrier"} }, "unknown primitive"},
+		{func(x *HerdExperiment) { x.Primitives = []HerdPrimitive{} }, "no primitives"},
+		{func(x *HerdExperiment) { x.Primitives = []HerdPrimitive{HerdRWLock, HerdRWLock} }, "given twice"},
+		{func(x *HerdExperiment) { x.Implementations = []HerdVariant{HerdZKLock} }, "unknown implementation"},
+		{func(x *HerdExperiment) { x.Implementations = []HerdVariant{} }, "no implementations"},
+		{func(x *HerdExperiment) { x.PrimitiveClients = []int{} }, "no numbers of clients for"},
+		{func(x *HerdExperiment) { x.PrimitiveClients = []int{1} }, "at least 2"},
+		{func(x *HerdExperiment) { x.PrimitiveClients = []int{2} }, "more clients than leases"},
+		{func(x *HerdExperiment) { x.Leases = -1 }, "leases"},
+		{func(x *HerdExperiment) { x.WriterEvery = -1 }, "writer every"},
+		{func(x *HerdExperiment) { x.PrimitiveDuration = time.Millisecond }, "at least 100ms"},
 		{func(x *HerdExperiment) { x.Bystanders = -1 }, "bystanders"},
 		{func(x *HerdExperiment) { x.BystanderRate = math.NaN() }, "bystander rate"},
 		{func(x *HerdExperiment) { x.BystanderRate = 0.5 }, "bystander rate"},
@@ -232,16 +255,16 @@ func checkHerdReport(t *testing.T, res HerdResults, wide bool) string {
 		}
 		for _, v := range p.variants {
 			withData := 0
-			for _, n := range res.Clients {
-				if res.Spread(v, n, p.metric).N > 0 {
+			for _, n := range p.clients {
+				if s := res.PrimitiveSpread(p.primitive, v, n, p.metric); s.N > 0 && !(p.log && s.Min <= 0) {
 					withData++
 				}
 			}
 			if _, drawn := points[string(v)]; drawn != (withData >= 2) {
 				t.Errorf("plot %q: %s has data at %d values of N, and its line drawn is %v", p.title, v, withData, drawn)
 			}
-			if !strings.Contains(svg, ">"+herdLabel(v)+"<") {
-				t.Errorf("plot %q: the legend lacks %s", p.title, herdLabel(v))
+			if !strings.Contains(svg, ">"+html.EscapeString(p.label(v))+"<") {
+				t.Errorf("plot %q: the legend lacks %s", p.title, p.label(v))
 			}
 		}
 		top, bottom := math.Inf(1), math.Inf(-1)
@@ -260,4 +283,60 @@ func checkHerdReport(t *testing.T, res HerdResults, wide bool) string {
 		}
 	}
 	return page
+}
+
+// TestHerdReportShowsThePrimitives renders made-up results of the
+// primitives beyond the mutex alone (two rounds, N = 10 and 50, one cell
+// without data) and checks the report: no mutex table or claim, a table per
+// primitive with its own columns and every implementation's row, figures
+// computed from the wire counts, two plots per primitive with every
+// implementation's line, and the missing cell named.
+func TestHerdReportShowsThePrimitives(t *testing.T) {
+	res := HerdResults{Primitives: []HerdPrimitive{HerdRWLock, HerdSemaphore, HerdElection}, Implementations: HerdImplementations,
+		PrimitiveClients: []int{10, 50}, PrimitiveDuration: time.Second, Leases: 2, WriterEvery: 4, Rounds: 2, Duration: time.Second,
+		Bystanders: 8, BystanderRate: 400, Servers: 3}
+	for _, n := range res.PrimitiveClients {
+		for r := 1; r <= res.Rounds; r++ {
+			for _, p := range res.Primitives {
+				for i, v := range res.Implementations {
+					k := int64(i + 1)
+					c := HerdCell{Primitive: p, Variant: v, Clients: n, Round: r, Elapsed: time.Second, Acquisitions: 400, Releases: 400,
+						WriteAcquisitions: 100, WriteReleases: 100, Notifications: -1, Requests: -1,
+						Wire: WireCounts{Requests: 400 * (4 + k*int64(n)/10), Notifications: 400 * k * int64(n) / 10,
+							Classes: map[string]int64{wakeRead: 300, wakeExclusive: 100 * k * int64(n) / 10, wakeChildren: 400}},
+						Bystanders: BystanderStats{Ops: 400, P99: time.Duration(10+i) * time.Millisecond}}
+					if v == HerdRecipe {
+						c.Requests, c.Notifications = c.Wire.Requests-3, c.Wire.Notifications+1
+					}
+					if p == HerdRWLock && v == HerdKazoo && n == 50 {
+						c = HerdCell{Primitive: p, Variant: v, Clients: n, Round: r, Err: "the kazoo driver did not start"}
+					}
+					res.Cells = append(res.Cells, c)
+				}
+			}
+		}
+	}
+	page := checkHerdReport(t, res, true)
+	if strings.Contains(page, "watching the parent") {
+		t.Error("the report makes the mutex's claim without mutex cells")
+	}
+	md := FormatHerdMarkdown(res)
+	for _, want := range []string{
+		"| N | implementation | acquisitions/s | requests/acquisition | wake-ups/release | wake-ups/write release | wake-ups/read release |",
+		"| N | implementation | acquisitions/s | requests/acquisition | wake-ups/release | on the leases/release | on the admission mutex/acquisition |",
+		"| N | implementation | leaderships/s | requests/leadership | wake-ups/release |",
+		// Curator (k=2) at N=50: 400·(4+10) requests, 400·10 notifications, 100·10 write wake-ups for 100 write releases, 300 for 300 reads.
+		"| 50 | Curator InterProcessReadWriteLock | 400 | 14.0 | 10.0 | 10.0 | 1.00 |",
+		"| 10 | recipe NewSemaphore | 400 | 5.00 | 1.00 | 1.00 | 0.25 | 4.99 | 1.00 |",
+		"| 10 | kazoo Election | 400 | 7.00 | 3.00 |",
+		"| 50 | kazoo ReadLock/WriteLock | no data |",
+		"kazoo ReadLock/WriteLock, N=50, round 1: the kazoo driver did not start",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if got, want := len(herdPanels(res)), 2*len(res.Primitives); got != want {
+		t.Errorf("%d plots, want %d (two per primitive)", got, want)
+	}
 }

@@ -21,9 +21,13 @@ import (
 //     meanwhile are held and delivered, in order, on Unfreeze.
 //   - Sever closes every current connection (the client sees connection
 //     loss, reconnects through the proxy and resumes its session).
+//
+// With CountWire it also follows ZooKeeper's framing both ways and counts the
+// clients' requests and the servers' watch notifications (WireCounts).
 type Proxy struct {
 	target   string
 	listener net.Listener
+	wire     *wireCounter // nil unless CountWire
 
 	mu     sync.Mutex
 	frozen bool
@@ -84,9 +88,20 @@ type ProxyStats struct {
 	ServerBytes int64 // bytes read from the server (forwarded or held)
 }
 
+// ProxyOption configures a Proxy.
+type ProxyOption func(*Proxy)
+
+// CountWire makes the proxy count what it forwards as ZooKeeper's protocol:
+// connect requests, pings, auth and other requests from the clients, watch
+// notifications (replies with xid -1) from the servers; classify, when not
+// nil, sorts the notifications into classes. Proxy.WireCounts reads them.
+func CountWire(classify NotificationClassifier) ProxyOption {
+	return func(p *Proxy) { p.wire = &wireCounter{classify: classify} }
+}
+
 // NewProxy starts a proxy on 127.0.0.1:0 that forwards every connection to
 // target (host:port). It runs until Close or until ctx ends.
-func NewProxy(ctx context.Context, target string) (*Proxy, error) {
+func NewProxy(ctx context.Context, target string, opts ...ProxyOption) (*Proxy, error) {
 	if _, _, err := net.SplitHostPort(target); err != nil {
 		return nil, fmt.Errorf("proxy target %q: want host:port: %w", target, err)
 	}
@@ -97,6 +112,9 @@ func NewProxy(ctx context.Context, target string) (*Proxy, error) {
 	thaw := make(chan struct{})
 	close(thaw)
 	p := &Proxy{target: target, listener: listener, thaw: thaw, links: map[*link]struct{}{}}
+	for _, opt := range opts {
+		opt(p)
+	}
 	p.wg.Add(1)
 	go p.acceptLoop()
 	p.mu.Lock() // Close, run by AfterFunc, must see stopContext set
@@ -149,20 +167,29 @@ func (p *Proxy) serve(l *link) {
 	if err != nil || !l.setServer(server) {
 		return
 	}
+	var fromClient, fromServer *frameScanner // nil unless counting
+	if p.wire != nil {
+		fromClient = &frameScanner{keep: requestHeadLen, frame: p.wire.clientFrame}
+		fromServer = &frameScanner{keep: notificationHeadLen, frame: p.wire.serverFrame}
+	}
 	var pipes sync.WaitGroup
 	pipes.Add(2)
-	go func() { defer pipes.Done(); p.pipe(l, l.client, server, &p.clientBytes) }()
-	go func() { defer pipes.Done(); p.pipe(l, server, l.client, &p.serverBytes) }()
+	go func() { defer pipes.Done(); p.pipe(l, l.client, server, &p.clientBytes, fromClient) }()
+	go func() { defer pipes.Done(); p.pipe(l, server, l.client, &p.serverBytes, fromServer) }()
 	pipes.Wait()
 }
 
 // pipe copies src to dst, holding each chunk (and the final close) while the
-// proxy is frozen. It returns when either end fails or the link is closed.
-func (p *Proxy) pipe(l *link, src, dst net.Conn, counter *atomic.Int64) {
+// proxy is frozen, and feeds what it reads to frames when not nil. It returns
+// when either end fails or the link is closed.
+func (p *Proxy) pipe(l *link, src, dst net.Conn, counter *atomic.Int64, frames *frameScanner) {
 	buf := make([]byte, 32*1024)
 	for {
 		n, readErr := src.Read(buf)
 		counter.Add(int64(n))
+		if frames != nil {
+			frames.feed(buf[:n])
+		}
 		if !p.waitThaw(l) {
 			return
 		}
@@ -263,6 +290,15 @@ func (p *Proxy) Stats() ProxyStats {
 		ClientBytes: p.clientBytes.Load(),
 		ServerBytes: p.serverBytes.Load(),
 	}
+}
+
+// WireCounts returns what the proxy has counted of ZooKeeper's protocol since
+// it started (zero without CountWire). Subtract an earlier value for a window.
+func (p *Proxy) WireCounts() WireCounts {
+	if p.wire == nil {
+		return WireCounts{}
+	}
+	return p.wire.counts()
 }
 
 // Close stops accepting, closes every connection and waits for the proxy's

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -49,4 +50,11 @@ func Compile(ctx context.Context, dir string, sources ...string) (string, error)
 		return "", fmt.Errorf("javac %s: %w\n%s", strings.Join(sources, " "), err, out)
 	}
 	return dir + ":" + CuratorJars, nil
+}
+
+// Command returns the JVM running class from classPath with args; jvm are
+// flags beside JVMFlags (a heap size, say).
+func Command(ctx context.Context, classPath, class string, jvm []string, args ...string) *exec.Cmd {
+	flags := append(append(slices.Clone(JVMFlags), jvm...), "-cp", classPath, class)
+	return exec.CommandContext(ctx, Java, append(flags, args...)...)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBadFlagsStartNothing: every bad flag is refused with a message naming
@@ -23,6 +24,14 @@ func TestBadFlagsStartNothing(t *testing.T) {
 		{[]string{"-rounds", "0"}, "rounds"},
 		{[]string{"-variants", "recipe,nope"}, "unknown variant"},
 		{[]string{"-variants", "recipe,recipe"}, "given twice"},
+		{[]string{"-primitives", "mutex,barrier"}, "unknown primitive"},
+		{[]string{"-primitives", ""}, "no primitives"},
+		{[]string{"-impls", "recipe,zk.Lock"}, "unknown implementation"},
+		{[]string{"-primitive-clients", "1"}, "-primitive-clients"},
+		{[]string{"-primitive-clients", "2"}, "more clients than leases"},
+		{[]string{"-leases", "0"}, "-leases"},
+		{[]string{"-writer-every", "0"}, "-writer-every"},
+		{[]string{"-primitive-duration", "1ms"}, "100ms"},
 		{[]string{"-bystanders", "0"}, "-bystanders"},
 		{[]string{"-rate", "0"}, "-rate"},
 		{[]string{"-out", ""}, "-out"},
@@ -37,6 +46,18 @@ func TestBadFlagsStartNothing(t *testing.T) {
 		if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
 			t.Fatalf("herd %s made %s (%v) before refusing its flags", strings.Join(args, " "), out, statErr)
 		}
+	}
+}
+
+func TestGoodPrimitiveFlags(t *testing.T) {
+	opts, err := parseFlags([]string{"-primitives", "rwlock, election", "-impls", "kazoo", "-primitive-clients", "3,20", "-leases", "1",
+		"-writer-every", "2", "-primitive-duration", "1s", "-variants", ""}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := opts.experiment; len(x.Primitives) != 2 || x.Primitives[1] != "election" || len(x.Implementations) != 1 || x.Implementations[0] != "kazoo" ||
+		len(x.PrimitiveClients) != 2 || x.PrimitiveClients[1] != 20 || x.Leases != 1 || x.WriterEvery != 2 || x.PrimitiveDuration != time.Second {
+		t.Errorf("parsed %+v; want rwlock and election in kazoo at N=3,20, 1 lease, a writer every 2, 1s cells", x)
 	}
 }
 

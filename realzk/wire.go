@@ -1,0 +1,215 @@
+package realzk
+
+import (
+	"encoding/binary"
+	"maps"
+	"sync"
+	"sync/atomic"
+)
+
+// ZooKeeper's framing, as far as counting needs it: every frame is a 4-byte big-endian
+// length and that many bytes. A connection's first frame each way is the connect request
+// and its response; after it a request starts with its xid and opcode (4 bytes each) and a
+// reply with its xid, the zxid (8 bytes) and an error code (4). A reply whose xid is -1 is
+// a watch notification: the event's type and the session's state (4 bytes each) and the
+// node's path (a 4-byte length and the bytes) follow the header.
+const (
+	opPing = 11  // a ping's opcode (its xid is -2)
+	opAuth = 100 // addAuth's opcode (xid -4)
+
+	notificationXid = -1
+
+	// replyHeaderLen is a reply's header: xid, zxid, error code.
+	replyHeaderLen = 16
+	// notificationHeadLen is what a notification needs kept to read its path: the reply
+	// header, the event's type and state, the path's length, and up to 1 KiB of path.
+	notificationHeadLen = replyHeaderLen + 12 + 1024
+	// requestHeadLen is what a request needs kept: xid and opcode.
+	requestHeadLen = 8
+)
+
+// frameScanner follows one direction of a ZooKeeper connection however its reads or
+// writes cut it, and calls frame at the end of every frame with the frame's index on the
+// connection (0: the connect request or response) and its first bytes, up to keep.
+type frameScanner struct {
+	keep  int
+	frame func(index int, head []byte)
+
+	prefix  []byte // the current frame's length prefix, as far as read
+	head    []byte // the current frame's first bytes, as far as kept
+	left    int    // bytes of the current frame still to come
+	inFrame bool
+	index   int
+}
+
+func (s *frameScanner) feed(p []byte) {
+	for len(p) > 0 {
+		if !s.inFrame {
+			n := min(4-len(s.prefix), len(p))
+			s.prefix, p = append(s.prefix, p[:n]...), p[n:]
+			if len(s.prefix) < 4 {
+				return
+			}
+			s.left, s.inFrame = int(binary.BigEndian.Uint32(s.prefix)), true
+			s.prefix, s.head = s.prefix[:0], s.head[:0]
+			if s.left == 0 {
+				s.finish()
+			}
+			continue
+		}
+		n := min(s.left, len(p))
+		if k := min(n, s.keep-len(s.head)); k > 0 {
+			s.head = append(s.head, p[:k]...)
+		}
+		s.left, p = s.left-n, p[n:]
+		if s.left == 0 {
+			s.finish()
+		}
+	}
+}
+
+func (s *frameScanner) finish() {
+	s.frame(s.index, s.head)
+	s.index, s.inFrame = s.index+1, false
+}
+
+// requestKind is what a client's frame is.
+type requestKind int
+
+const (
+	frameConnect requestKind = iota // the connect request opening a connection
+	framePing
+	frameAuth
+	frameRequest // any other request: what the herd counts
+)
+
+// classifyRequest says what the index-th frame a client sent on a connection is, from its
+// first bytes.
+func classifyRequest(index int, head []byte) requestKind {
+	if index == 0 || len(head) < requestHeadLen {
+		return frameConnect
+	}
+	switch int32(binary.BigEndian.Uint32(head[4:8])) {
+	case opPing:
+		return framePing
+	case opAuth:
+		return frameAuth
+	}
+	return frameRequest
+}
+
+// parseNotification returns the event type and path of a server's frame when it is a watch
+// notification (the path cut at what head holds).
+func parseNotification(index int, head []byte) (eventType int32, path string, ok bool) {
+	if index == 0 || len(head) < replyHeaderLen || int32(binary.BigEndian.Uint32(head[:4])) != notificationXid {
+		return 0, "", false
+	}
+	if len(head) < replyHeaderLen+12 {
+		return 0, "", true
+	}
+	eventType = int32(binary.BigEndian.Uint32(head[replyHeaderLen:]))
+	n := int(binary.BigEndian.Uint32(head[replyHeaderLen+8:]))
+	rest := head[replyHeaderLen+12:]
+	return eventType, string(rest[:min(max(n, 0), len(rest))]), true
+}
+
+// WireCounts are what a counting Proxy saw of ZooKeeper's protocol on its connections.
+type WireCounts struct {
+	// Connects are connect requests: one per connection a client opened.
+	Connects int64
+	// Pings and Auths are the pings and addAuth requests the clients sent.
+	Pings, Auths int64
+	// Requests are the clients' other requests: every frame but connects, pings and auth.
+	Requests int64
+	// Notifications are the watch notifications the servers sent (replies with xid -1).
+	Notifications int64
+	// Classes counts the notifications by the class the proxy's classifier named for
+	// them (those it named "" are not in it); nil when none were named.
+	Classes map[string]int64
+}
+
+// Sub returns w less earlier counts o: what happened in between.
+func (w WireCounts) Sub(o WireCounts) WireCounts {
+	d := WireCounts{Connects: w.Connects - o.Connects, Pings: w.Pings - o.Pings, Auths: w.Auths - o.Auths,
+		Requests: w.Requests - o.Requests, Notifications: w.Notifications - o.Notifications}
+	for k, v := range w.Classes {
+		if v -= o.Classes[k]; v != 0 {
+			if d.Classes == nil {
+				d.Classes = map[string]int64{}
+			}
+			d.Classes[k] = v
+		}
+	}
+	return d
+}
+
+// Add returns the sum of w and o.
+func (w WireCounts) Add(o WireCounts) WireCounts {
+	s := WireCounts{Connects: w.Connects + o.Connects, Pings: w.Pings + o.Pings, Auths: w.Auths + o.Auths,
+		Requests: w.Requests + o.Requests, Notifications: w.Notifications + o.Notifications}
+	for _, m := range []map[string]int64{w.Classes, o.Classes} {
+		for k, v := range m {
+			if s.Classes == nil {
+				s.Classes = map[string]int64{}
+			}
+			s.Classes[k] += v
+		}
+	}
+	return s
+}
+
+// NotificationClassifier names a class for a watch notification by its event type (a
+// zk.EventType's value) and path; "" leaves it unclassified.
+type NotificationClassifier func(eventType int32, path string) string
+
+// wireCounter accumulates WireCounts; safe for concurrent use.
+type wireCounter struct {
+	classify NotificationClassifier
+
+	connects, pings, auths, requests, notifications atomic.Int64
+
+	mu      sync.Mutex
+	classes map[string]int64
+}
+
+// clientFrame counts a frame a client sent.
+func (w *wireCounter) clientFrame(index int, head []byte) {
+	switch classifyRequest(index, head) {
+	case frameConnect:
+		w.connects.Add(1)
+	case framePing:
+		w.pings.Add(1)
+	case frameAuth:
+		w.auths.Add(1)
+	default:
+		w.requests.Add(1)
+	}
+}
+
+// serverFrame counts a frame a server sent, if it is a notification.
+func (w *wireCounter) serverFrame(index int, head []byte) {
+	eventType, path, ok := parseNotification(index, head)
+	if !ok {
+		return
+	}
+	w.notifications.Add(1)
+	if w.classify == nil {
+		return
+	}
+	if class := w.classify(eventType, path); class != "" {
+		w.mu.Lock()
+		if w.classes == nil {
+			w.classes = map[string]int64{}
+		}
+		w.classes[class]++
+		w.mu.Unlock()
+	}
+}
+
+func (w *wireCounter) counts() WireCounts {
+	w.mu.Lock()
+	classes := maps.Clone(w.classes)
+	w.mu.Unlock()
+	return WireCounts{Connects: w.connects.Load(), Pings: w.pings.Load(), Auths: w.auths.Load(),
+		Requests: w.requests.Load(), Notifications: w.notifications.Load(), Classes: classes}
+}
