@@ -45,10 +45,7 @@ func (s *Server) touchLink(l *wireLink) {
 	if s.wire.buckets == nil {
 		s.wire.buckets = map[int]map[int64]bool{}
 	}
-	if s.wire.buckets[l.member] == nil {
-		s.wire.buckets[l.member] = map[int64]bool{}
-	}
-	s.wire.buckets[l.member][at] = true
+	s.wire.buckets[l.member] = addBucket(s.wire.buckets[l.member], at, s.core.now)
 }
 
 // cnxnSets returns member's buckets that have not passed yet, in time order, with those of conns (each
@@ -65,11 +62,23 @@ func (s *Server) heardWithTimeout(sess *session, timeout time.Duration) {
 	old := s.sessionDeadline(sess)
 	sess.timeout, sess.lastHeard = timeout, s.core.now
 	if s.sessionDeadline(sess) != old {
-		if s.sessionSets == nil {
-			s.sessionSets = map[int64]bool{}
-		}
-		s.sessionSets[old] = true
+		s.sessionSets = addBucket(s.sessionSets, old, s.core.now)
 	}
+}
+
+// addBucket adds at to set (made when nil) and drops the buckets that have passed at now, so that a set
+// holds no more buckets than a timeout spans however long the server runs. It returns the set.
+func addBucket(set map[int64]bool, at, now int64) map[int64]bool {
+	if set == nil {
+		set = map[int64]bool{}
+	}
+	for t := range set {
+		if t <= now {
+			delete(set, t)
+		}
+	}
+	set[at] = true
+	return set
 }
 
 // sessionSetTimes returns the session expiry buckets that have not passed, those of sessions (each
@@ -78,16 +87,14 @@ func (s *Server) sessionSetTimes(deadlines []int64) []int64 {
 	return liveBuckets(s.sessionSets, s.core.now, deadlines)
 }
 
-// liveBuckets drops the buckets of set that have passed at now and returns the others with current added,
-// in time order, each once.
+// liveBuckets returns the buckets of set that have not passed at now (the expirer has taken the others),
+// with current added, in time order, each once.
 func liveBuckets(set map[int64]bool, now int64, current []int64) []int64 {
 	var times []int64
 	for at := range set {
-		if at <= now {
-			delete(set, at) // passed: the expirer has taken it
-			continue
+		if at > now {
+			times = append(times, at)
 		}
-		times = append(times, at)
 	}
 	for _, at := range current {
 		if !slices.Contains(times, at) {

@@ -1,7 +1,6 @@
 package realzk
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/model/jute"
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
@@ -178,32 +178,39 @@ func TestProxyCountsWhatTheClientsCount(t *testing.T) {
 // kind of frame is told apart: connect, ping, auth and other requests; the
 // connect response, replies and notifications, with their paths.
 func TestFrameScannerCounts(t *testing.T) {
-	frame := func(parts ...[]byte) []byte {
-		body := []byte(nil)
-		for _, p := range parts {
-			body = append(body, p...)
-		}
-		return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+	frame := func(encode func(e *jute.Encoder)) []byte {
+		e := jute.NewEncoder(nil)
+		encode(e)
+		return jute.AppendFrame(nil, e.Bytes())
 	}
-	i32 := func(v int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
-	i64 := func(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
-	str := func(s string) []byte { return append(i32(int32(len(s))), s...) }
-	notification := func(eventType int32, path string) []byte {
-		return frame(i32(-1), i64(-1), i32(0), i32(eventType), i32(3), str(path))
+	request := func(r jute.Request) []byte {
+		return frame(func(e *jute.Encoder) {
+			if err := jute.EncodeRequest(e, &r); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	reply := func(h jute.ReplyHeader, body func(e *jute.Encoder)) []byte {
+		return frame(func(e *jute.Encoder) { h.Encode(e); body(e) })
+	}
+	notification := func(eventType zk.EventType, path string) []byte {
+		return reply(jute.ReplyHeader{Xid: jute.XidNotification, Zxid: -1},
+			jute.WatcherEvent{Type: int32(eventType), State: int32(zk.StateSyncConnected), Path: path}.Encode)
 	}
 	var client, server []byte
-	client = append(client, frame(i32(0), i64(0), i32(30000), i64(0), str(strings.Repeat("p", 16)))...) // connect
-	client = append(client, frame(i32(1), i32(1), str("/a"), str(""), i32(0))...)                       // create
-	client = append(client, frame(i32(-2), i32(opPing))...)
-	client = append(client, frame(i32(-4), i32(opAuth), i32(0), str("digest"), str("u:p"))...)
-	client = append(client, frame(i32(2), i32(8), str("/a"), []byte{1})...) // getChildren2
-	server = append(server, frame(i32(0), i32(30000), i64(7), str(strings.Repeat("p", 16)))...)
-	server = append(server, frame(i32(1), i64(5), i32(0), str("/a"))...)
-	server = append(server, notification(int32(zk.EventNodeDeleted), "/l/_c_ab-__READ__0000000001")...)
-	server = append(server, notification(int32(zk.EventNodeDeleted), "/l/aa__lock__0000000002")...)
-	server = append(server, notification(int32(zk.EventNodeChildrenChanged), "/s/leases")...)
-	server = append(server, notification(int32(zk.EventNodeDataChanged), "/b/b0")...)
-	server = append(server, notification(int32(zk.EventNodeDeleted), "/x/"+strings.Repeat("y", 2000)+"-__READ__0000000001")...)
+	client = append(client, frame((&jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}).Encode)...)
+	client = append(client, request(jute.Request{Header: jute.RequestHeader{Xid: 1, Type: jute.OpCreate}, Path: "/a"})...)
+	client = append(client, request(jute.Request{Header: jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}})...)
+	client = append(client, request(jute.Request{Header: jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, Scheme: "digest", Auth: []byte("u:p")})...)
+	client = append(client, request(jute.Request{Header: jute.RequestHeader{Xid: 2, Type: jute.OpGetChildren2}, Path: "/a", Watch: true})...)
+	server = append(server, frame((&jute.ConnectResponse{TimeOut: 30000, SessionID: 7, Passwd: make([]byte, 16)}).Encode)...)
+	server = append(server, reply(jute.ReplyHeader{Xid: 1, Zxid: 5}, func(e *jute.Encoder) { e.String("/a") })...)
+	server = append(server, notification(zk.EventNodeDeleted, "/l/_c_ab-__READ__0000000001")...)
+	server = append(server, notification(zk.EventNodeDeleted, "/l/aa__lock__0000000002")...)
+	server = append(server, notification(zk.EventNodeChildrenChanged, "/s/leases")...)
+	server = append(server, notification(zk.EventNodeDataChanged, "/b/b0")...)
+	// A path longer than the scanner keeps is not read: the notification counts, in no class.
+	server = append(server, notification(zk.EventNodeDeleted, "/x/"+strings.Repeat("y", 2000)+"-__READ__0000000001")...)
 	want := WireCounts{Connects: 1, Pings: 1, Auths: 1, Requests: 2, Notifications: 5,
 		Classes: map[string]int64{wakeRead: 1, wakeExclusive: 1, wakeChildren: 1}}
 	for _, cut := range []int{1, 3, 7, 64, 1 << 20} {

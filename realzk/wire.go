@@ -5,26 +5,21 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+
+	"github.com/zkmodel/zkmodel/model/jute"
 )
 
 // ZooKeeper's framing, as far as counting needs it: every frame is a 4-byte big-endian
 // length and that many bytes. A connection's first frame each way is the connect request
-// and its response; after it a request starts with its xid and opcode (4 bytes each) and a
-// reply with its xid, the zxid (8 bytes) and an error code (4). A reply whose xid is -1 is
-// a watch notification: the event's type and the session's state (4 bytes each) and the
-// node's path (a 4-byte length and the bytes) follow the header.
+// and its response; after it a request starts with its header and a reply with its header,
+// and a reply whose xid is jute.XidNotification is a watch notification, a WatcherEvent
+// after the header. The records are model/jute's.
 const (
-	opPing = 11  // a ping's opcode (its xid is -2)
-	opAuth = 100 // addAuth's opcode (xid -4)
-
-	notificationXid = -1
-
-	// replyHeaderLen is a reply's header: xid, zxid, error code.
-	replyHeaderLen = 16
 	// notificationHeadLen is what a notification needs kept to read its path: the reply
-	// header, the event's type and state, the path's length, and up to 1 KiB of path.
-	notificationHeadLen = replyHeaderLen + 12 + 1024
-	// requestHeadLen is what a request needs kept: xid and opcode.
+	// header (16 bytes), the event's type and state and the path's length (12), and up to
+	// 1 KiB of path.
+	notificationHeadLen = 16 + 12 + 1024
+	// requestHeadLen is what a request needs kept: its header, xid and opcode.
 	requestHeadLen = 8
 )
 
@@ -86,31 +81,28 @@ const (
 // classifyRequest says what the index-th frame a client sent on a connection is, from its
 // first bytes.
 func classifyRequest(index int, head []byte) requestKind {
-	if index == 0 || len(head) < requestHeadLen {
+	d := jute.NewDecoder(head)
+	h := jute.RequestHeader{Xid: d.Int(), Type: d.Int()}
+	switch {
+	case index == 0 || d.Err() != nil:
 		return frameConnect
-	}
-	switch int32(binary.BigEndian.Uint32(head[4:8])) {
-	case opPing:
+	case h.Type == jute.OpPing:
 		return framePing
-	case opAuth:
+	case h.Type == jute.OpAuth:
 		return frameAuth
 	}
 	return frameRequest
 }
 
 // parseNotification returns the event type and path of a server's frame when it is a watch
-// notification (the path cut at what head holds).
+// notification (the path empty when it is longer than head holds).
 func parseNotification(index int, head []byte) (eventType int32, path string, ok bool) {
-	if index == 0 || len(head) < replyHeaderLen || int32(binary.BigEndian.Uint32(head[:4])) != notificationXid {
+	d := jute.NewDecoder(head)
+	if h := jute.DecodeReplyHeader(d); index == 0 || d.Err() != nil || h.Xid != jute.XidNotification {
 		return 0, "", false
 	}
-	if len(head) < replyHeaderLen+12 {
-		return 0, "", true
-	}
-	eventType = int32(binary.BigEndian.Uint32(head[replyHeaderLen:]))
-	n := int(binary.BigEndian.Uint32(head[replyHeaderLen+8:]))
-	rest := head[replyHeaderLen+12:]
-	return eventType, string(rest[:min(max(n, 0), len(rest))]), true
+	ev := jute.DecodeWatcherEvent(d)
+	return ev.Type, ev.Path, true
 }
 
 // WireCounts are what a counting Proxy saw of ZooKeeper's protocol on its connections.
