@@ -133,6 +133,13 @@ type propRun struct {
 	watches    []<-chan zk.Event
 	watchOwner []int // the client index each watch channel belongs to
 	fired      []bool
+	// established counts each client's sessions established (StateHasSession on its session channel), and
+	// replayed holds, per client, the watch events one more notification may repeat on its session channel
+	// alone: on reconnection the server answers setWatches with one notification per list a path is in (a
+	// deleted node's data watch and child watch: two NodeDeleted), as ZooKeeper's DataTree.setWatches does, and
+	// go-zookeeper hands the first to every watch of the path and the second to the session channel alone.
+	established map[int]int
+	replayed    map[int]map[zk.Event]bool
 
 	lastZxid    int64
 	lastCreated string              // the path the last successful create returned
@@ -142,7 +149,8 @@ type propRun struct {
 }
 
 func runDecisions(t fataler, seed int64, manual bool, actions []action) string {
-	r := &propRun{t: t, manual: manual, cversions: map[string][2]int64{}, seqMax: map[string]int64{}, seqSeen: map[string]bool{}}
+	r := &propRun{t: t, manual: manual, cversions: map[string][2]int64{}, seqMax: map[string]int64{}, seqSeen: map[string]bool{},
+		established: map[int]int{}, replayed: map[int]map[zk.Event]bool{}}
 	opts := []Option{WithSeed(seed), WithTickTime(200 * time.Millisecond), WithObserver(r.observe)}
 	if manual {
 		opts = append(opts, WithManualTransport())
@@ -429,7 +437,21 @@ func (r *propRun) collect() {
 		r.srv.mu.Unlock()
 		for _, ev := range drain(ch) {
 			fmt.Fprintf(&r.history, "c%d session-event %+v\n", i+1, ev)
-			if !closed && ev.Type != zk.EventSession && ev.Type != zk.EventNotWatching && !firedNow[i][ev] {
+			switch {
+			case ev.Type == zk.EventSession && ev.State == zk.StateHasSession:
+				r.established[i]++
+				delete(r.replayed, i)
+			case closed || ev.Type == zk.EventSession || ev.Type == zk.EventNotWatching:
+			case firedNow[i][ev]:
+				if r.established[i] > 1 { // a reconnection's replay may repeat it once
+					if r.replayed[i] == nil {
+						r.replayed[i] = map[zk.Event]bool{}
+					}
+					r.replayed[i][ev] = true
+				}
+			case r.replayed[i][ev]:
+				delete(r.replayed[i], ev)
+			default:
 				r.t.Fatalf("client %d's session channel got %+v, which fired none of its watches", i+1, ev)
 			}
 		}
