@@ -10,15 +10,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/check/shard"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/recipe"
-	"pgregory.net/rapid"
 )
 
 // Locker is what the checker exercises: a lock on one path. A Locker that also has
@@ -164,6 +163,14 @@ type Config struct {
 	// Budget, if positive, stops an exhaustive search after this much wall time; the Report then says the
 	// bound was not exhausted.
 	Budget time.Duration
+
+	// Strategy chooses the schedules (default: Random, or Exhaustive when Exhaustive is set; -check.strategy
+	// overrides it).
+	Strategy Strategy
+	// Parallel is how many workers run schedules at once, each in a synctest bubble of its own (default
+	// GOMAXPROCS; -check.parallel overrides it). The verdict, the runs counted and the failing run reported
+	// are the same whatever it is: the first failure in the search's order is the one reported.
+	Parallel int
 }
 
 func (c Config) withDefaults() Config {
@@ -264,8 +271,34 @@ type Report struct {
 	DecisionPoints int  // decision points visited (the search tree's inner nodes)
 	Exhausted      bool // every schedule within the bound was covered (false: a failure or the budget stopped it)
 
+	// Seed is a sampling search's seed: -rapid.seed=Seed (or Config.Seed) runs the same search again.
+	Seed uint64
+	// FailIndex is the failing run's number in a sampling search (0 is the first), or the failing subtree's
+	// in an exhaustive one.
+	FailIndex int
+	// Workers is how many ran the search (Config.Parallel); Part is the part of it this process ran
+	// (-check.shard), "0/1" for the whole.
+	Workers int
+	Part    string
+
 	failingText string
-	shared      bool // an exhaustive search's judged schedules reached the primitive's sharing
+	shared      bool // the judged runs (or schedules) reached the primitive's sharing
+
+	// For the shard report (-check.report).
+	sharedFirst     int
+	ran, from, to   int
+	total           int
+	complete        bool
+	perRun          []map[string]int
+	shrinkRuns      int
+	subtrees, split int
+	done            []shardSubtree
+	prefixPruned    int
+	prefixPoints    int
+	roots           []shard.Root
+	failSchedules   int
+	failPruned      int
+	failPoints      int
 }
 
 func isFault(kind string) bool {
@@ -325,80 +358,41 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}
-	cfg = fromFlags(cfg).withDefaults()
+	cfg, err := strategyFlag(fromFlags(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.withDefaults()
 	if rep, ok := replayFlag(t, kind, cfg); ok {
 		return rep
 	}
 	if err := probe(t, kind, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Exhaustive {
-		return runExhaustive(t, kind, cfg)
-	}
-	var (
-		mu      sync.Mutex
-		rep     Report
-		last    *outcome
-		shared  bool // some run reached the primitive's sharing (see reachability)
-		started = time.Now()
-	)
-	stop := progress(cfg, &mu, &rep)
-	defer stop()
-	// The runs happen in synctest bubbles, whose clocks are fake: the first failure's wall time is taken
-	// outside, by a goroutine the first failing run signals.
-	firstFail := make(chan struct{}, 1)
-	failedAt := make(chan time.Time, 1)
-	go func() {
-		<-firstFail
-		failedAt <- time.Now()
-	}()
-	t.Run("explore", func(t *testing.T) {
-		prop := func(rt *rapid.T) {
-			rapid.SyncTest(rt, func(rt *rapid.T) {
-				out := executeWith(kind, cfg, rapidDecider{t: rt})
-				mu.Lock()
-				rep.Runs++
-				if rep.Injected == nil {
-					rep.Injected = map[string]int{}
-				}
-				for _, d := range out.decisions[:out.explored] {
-					if kind, _, _ := strings.Cut(d, " "); isFault(kind) {
-						rep.Injected[kind]++
-					}
-				}
-				shared = shared || out.shared
-				if out.failed() && !rep.Failed {
-					rep.Failed, rep.Property = true, out.property
-					firstFail <- struct{}{}
-				}
-				// While shrinking, only a run that breaks the same property counts, so that the shrunk
-				// trace shows the violation first found.
-				failed := out.failed() && out.property == rep.Property
-				if failed {
-					last = out
-				}
-				mu.Unlock()
-				if failed {
-					rt.Fatalf("%s violated: %s", out.property, out.verdict)
-				}
-			})
+	x := &exploration{t: t, kind: kind, cfg: cfg, part: flagPart(t), workers: workersOf(cfg), started: time.Now()}
+	strategy := strategyOf(cfg)
+	rep, fail := strategy.explore(x)
+	rep.Elapsed = time.Since(x.started)
+	if fail == nil && !rep.Failed && x.part.Whole() && (rep.complete || rep.Exhaustive && rep.Exhausted) {
+		// Every run kept every property: the primitive's sharing must have been reached.
+		runs := rep.Runs
+		if rep.Exhaustive {
+			runs = rep.Schedules
 		}
-		checkWith(t, cfg, prop)
-	})
-	rep.Elapsed = time.Since(started)
-	if rep.Failed {
-		rep.FirstFail = (<-failedAt).Sub(started)
-	} else {
-		close(firstFail)
-		if prop, verdict := reachability(cfg, rep.Runs, shared); prop != "" {
+		if prop, verdict := reachability(cfg, runs, rep.shared); prop != "" {
 			rep.Failed, rep.Property, rep.Verdict, rep.FirstFail = true, prop, verdict, rep.Elapsed
 			t.Errorf("check: %s: %s violated: %s (a property of all the runs together: no trace)", cfg.Name, prop, verdict)
 		}
 	}
-	if last != nil {
-		rep.Property, rep.Verdict, rep.Decisions = last.property, last.verdict, last.explored
-		reportTrace(t, cfg, last, &rep, "")
+	if fail != nil {
+		rep.Property, rep.Verdict, rep.Decisions = fail.property, fail.verdict, fail.explored
+		how := ""
+		if rep.Exhaustive {
+			how = fmt.Sprintf(" (exhaustive search, shortest schedule: %d decisions)", fail.explored)
+		}
+		reportTrace(t, cfg, fail, &rep, how)
 	}
+	writeShardReport(t, x, strategy, &rep)
 	return rep
 }
 
@@ -413,25 +407,7 @@ func reportTrace(t *testing.T, cfg Config, o *outcome, rep *Report, how string) 
 		return
 	}
 	rep.Trace = path
-	t.Logf("check: %s violated%s: %s\ntrace: %s\nreplay it: go test -run '%s' -check.replay=%s", o.property, how, o.verdict, path, runPattern(t.Name()), path)
-}
-
-// progress prints a line a second while exploring, if cfg.Progress is set.
-func progress(cfg Config, mu *sync.Mutex, rep *Report) (stop func()) {
-	if cfg.Progress == nil {
-		return func() {}
-	}
-	start := time.Now()
-	return progressTicker(func() {
-		mu.Lock()
-		n, failed := rep.Runs, rep.Failed
-		mu.Unlock()
-		state := "no violation yet"
-		if failed {
-			state = "violation found, shrinking"
-		}
-		fmt.Fprintf(cfg.Progress, "  %s: %d interleavings in %s, %s\n", cfg.Name, n, time.Since(start).Round(time.Second), state)
-	})
+	t.Errorf("check: %s: %s violated%s: %s\n    trace: %s\n    replay: go test -run '%s' -check.replay=%s", cfg.Name, o.property, how, o.verdict, path, runPattern(t.Name()), path)
 }
 
 // runPattern is a -run pattern that selects exactly the named test (and subtest).

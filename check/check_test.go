@@ -22,7 +22,7 @@ import (
 
 var (
 	flagVariant = flag.String("check.variant", "recipe", "TestExploreVariant: which variant to explore (see check.Variants)")
-	flagReport  = flag.String("check.report", "", "TestExploreVariant: write the report as JSON to this file")
+	flagJSON    = flag.String("check.json", "", "TestExploreVariant: write the Report as JSON to this file")
 )
 
 // moduleRoot is the directory of the module's go.mod, found by walking up from the package's directory.
@@ -90,14 +90,14 @@ func TestExploreVariant(t *testing.T) {
 	if *flagTraces == "" {
 		cfg.TraceDir = t.TempDir()
 	}
-	if *flagReport != "" {
+	if *flagJSON != "" {
 		cfg.Progress = os.Stderr
 	}
 	rep := runWith(t, v.clients(), cfg)
-	if *flagReport != "" {
+	if *flagJSON != "" {
 		data, err := json.Marshal(rep)
 		if err == nil {
-			err = os.WriteFile(*flagReport, data, 0o644)
+			err = os.WriteFile(*flagJSON, data, 0o644)
 		}
 		if err != nil {
 			t.Errorf("writing the report: %v", err)
@@ -178,7 +178,7 @@ func exploreInChild(t *testing.T, v Variant, traces string) Report {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), v.Name+".json")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestExploreVariant$", "-test.timeout=20m",
-		"-check.variant="+v.Name, fmt.Sprintf("-check.n=%d", checks(v)), "-check.report="+report,
+		"-check.variant="+v.Name, fmt.Sprintf("-check.n=%d", checks(v)), "-check.json="+report,
 		"-check.traces="+traces, "-check.shrink="+shrinkTime().String())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/zkmodel/zkmodel/check/shard"
 )
 
 // This file is the exhaustive mode (Config.Exhaustive): instead of sampling schedules with rapid, it
@@ -159,6 +161,7 @@ type search struct {
 	reduce bool
 	depth  int // decisions per schedule before the fair drain
 	stack  []*frame
+	floor  int // backtracking stops at this many frames: a subtree's search leaves its root's path alone
 
 	mu        sync.Mutex // guards the counts, which the progress line reads
 	schedules int        // runs that completed and were judged
@@ -242,7 +245,7 @@ func (s *search) recordEffects(out *outcome) {
 
 // backtrack moves the search to the next unexplored path; false when the tree is exhausted.
 func (s *search) backtrack() bool {
-	for len(s.stack) > 0 {
+	for len(s.stack) > s.floor {
 		f := s.stack[len(s.stack)-1]
 		if f.next >= 0 && f.advance() {
 			return true
@@ -274,11 +277,17 @@ const (
 func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time, progress func(*search)) exhaustiveResult {
 	t.Helper()
 	s := &search{reduce: reduce, depth: depth}
-	res := exhaustiveResult{violated: map[string]*outcome{}}
 	if progress != nil {
 		stop := progressTicker(func() { progress(s) })
 		defer stop()
 	}
+	return s.run(t, kind, cfg, stopOn, deadline, nil)
+}
+
+// run searches from the search's stack (empty: the whole tree) until the tree below its floor is exhausted,
+// a failure stopOn names, or the deadline; onRun, if set, sees every run as it ends.
+func (s *search) run(t *testing.T, kind clients, cfg Config, stopOn string, deadline time.Time, onRun func(*outcome)) exhaustiveResult {
+	res := exhaustiveResult{violated: map[string]*outcome{}}
 	for {
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			break
@@ -295,6 +304,9 @@ func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, sto
 			s.schedules++
 		}
 		s.mu.Unlock()
+		if onRun != nil {
+			onRun(out)
+		}
 		res.shared = res.shared || out.shared
 		if out.property == "replay" || out.property == "setup" {
 			// The search's own failure (a run that did not follow its prefix) or a lock that cannot be made.
@@ -315,7 +327,9 @@ func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, sto
 			break
 		}
 	}
+	s.mu.Lock()
 	res.schedules, res.pruned, res.points = s.schedules, s.pruned, s.points
+	s.mu.Unlock()
 	return res
 }
 
@@ -337,70 +351,65 @@ func progressTicker(line func()) (stop func()) {
 	return func() { close(done) }
 }
 
-// runExhaustive is Run and RunZK in exhaustive mode: it explores (exploreExhaustive), writes the failing
-// schedule's trace like a sampled run's, and fails t on a violation.
-func runExhaustive(t *testing.T, kind clients, cfg Config) Report {
-	t.Helper()
-	rep, fail := exploreExhaustive(t, kind, cfg)
-	if fail == nil {
-		// Every schedule kept every property: within the bound, the primitive's sharing must be reachable.
-		if prop, verdict := reachability(cfg, rep.Schedules, rep.shared); rep.Exhausted && prop != "" {
-			rep.Failed, rep.Property, rep.Verdict = true, prop, verdict
-			t.Errorf("check: %s: %s violated within the bound: %s (a property of all the schedules together: no trace)", cfg.Name, prop, verdict)
-		}
-		return rep
+// Exhaustive enumerates every schedule within the bound (Config.Steps decisions, Config.MaxFault faults),
+// reduced by sleep sets, and reduces a failure to the shortest schedule that breaks the same property.
+var Exhaustive Strategy = exhaustiveStrategy{}
+
+type exhaustiveStrategy struct{}
+
+func (exhaustiveStrategy) String() string { return shard.Exhaustive }
+
+func (exhaustiveStrategy) explore(x *exploration) (Report, *outcome) {
+	rep, fail := x.exhaustive()
+	if fail != nil && (fail.property == "replay" || fail.property == "setup") {
+		x.t.Fatalf("check: %s: exhaustive search: %s", x.cfg.Name, fail.verdict)
 	}
-	reportTrace(t, cfg, fail, &rep, fmt.Sprintf(" (exhaustive search, shortest schedule: %d decisions)", fail.explored))
-	t.Errorf("check: %s: %s violated: %s", cfg.Name, fail.property, fail.verdict)
-	return rep
+	return rep, fail
 }
 
-// exploreExhaustive searches every schedule of cfg.Steps decisions (cfg.MaxFault faults at most), reduced
-// unless cfg.NoReduction; on a failure, iterative deepening finds the shortest schedule that breaks the same
-// property, which it returns with the report.
+// exploreExhaustive searches every schedule of cfg.Steps decisions with as many workers as cfg says, as
+// Run does with Config.Exhaustive.
 func exploreExhaustive(t *testing.T, kind clients, cfg Config) (Report, *outcome) {
 	t.Helper()
-	started := time.Now()
+	x := &exploration{t: t, kind: kind, cfg: cfg, part: shard.Part{Index: 0, Count: 1}, workers: workersOf(cfg), started: time.Now()}
+	return x.exhaustive()
+}
+
+// exhaustive searches every schedule of cfg.Steps decisions (cfg.MaxFault faults at most), reduced unless
+// cfg.NoReduction, split into subtrees for the workers and the parts (exhaustive_split.go); on a failure,
+// iterative deepening finds the shortest schedule that breaks the same property, which it returns with the
+// report.
+func (x *exploration) exhaustive() (Report, *outcome) {
+	cfg := x.cfg
 	var deadline time.Time
 	if cfg.Budget > 0 {
-		deadline = started.Add(cfg.Budget)
+		deadline = x.started.Add(cfg.Budget)
 	}
-	var progress func(*search)
-	if cfg.Progress != nil {
-		last, lastAt := 0, time.Now()
-		progress = func(s *search) {
-			s.mu.Lock()
-			n, pruned, points, frontier := s.schedules, s.pruned, s.points, len(s.stack)
-			s.mu.Unlock()
-			now := time.Now()
-			rate := float64(n+pruned-last) / now.Sub(lastAt).Seconds()
-			last, lastAt = n+pruned, now
-			fmt.Fprintf(cfg.Progress, "  %s: exhaustive, depth %d: %d schedules, %d pruned, %d decision points, %.0f runs/s, path depth %d, %s\n",
-				cfg.Name, s.depth, n, pruned, points, rate, frontier, time.Since(started).Round(time.Second))
-		}
-	}
-	rep := Report{Exhaustive: true}
-	res := exhaust(t, kind, cfg, cfg.Steps, !cfg.NoReduction, stopOnAny, deadline, progress)
+	rep := Report{Exhaustive: true, Workers: x.workers, Part: x.part.String(), FailIndex: -1}
+	res := x.split(cfg.Steps, stopOnAny, deadline, true)
 	rep.Schedules, rep.Pruned, rep.DecisionPoints, rep.Exhausted = res.schedules, res.pruned, res.points, res.exhausted
 	rep.Runs = res.schedules + res.pruned
 	rep.shared = res.shared
+	rep.subtrees, rep.split, rep.done = res.subtrees, res.splitDepth, res.done
+	rep.prefixPruned, rep.prefixPoints, rep.roots = res.prefixPruned, res.prefixPoints, res.roots
 	fail := res.failure
-	if fail != nil && (fail.property == "replay" || fail.property == "setup") {
-		t.Fatalf("check: %s: exhaustive search: %s", cfg.Name, fail.verdict)
+	if fail == nil || fail.property == "replay" || fail.property == "setup" {
+		return rep, fail
 	}
-	if fail != nil {
-		rep.Failed, rep.Property = true, fail.property
-		rep.FirstFail = time.Since(started)
-		for depth := 1; depth < fail.explored; depth++ {
-			shorter := exhaust(t, kind, cfg, depth, !cfg.NoReduction, fail.property, deadline, progress)
-			rep.Runs += shorter.schedules + shorter.pruned
-			if shorter.failure != nil && shorter.failure.property == fail.property {
-				fail = shorter.failure
-				break
-			}
+	rep.Failed, rep.Property, rep.FailIndex = true, fail.property, res.failSubtree
+	rep.failSchedules, rep.failPruned, rep.failPoints = res.failSchedules, res.failPruned, res.failPoints
+	rep.FirstFail = time.Since(x.started)
+	deepening := 0
+	for depth := 1; depth < fail.explored; depth++ {
+		shorter := x.split(depth, fail.property, deadline, false)
+		deepening += shorter.schedules + shorter.pruned
+		if shorter.failure != nil && shorter.failure.property == fail.property {
+			fail = shorter.failure
+			break
 		}
-		rep.Property, rep.Verdict, rep.Decisions = fail.property, fail.verdict, fail.explored
 	}
-	rep.Elapsed = time.Since(started)
+	rep.Runs += deepening
+	rep.shrinkRuns = deepening
+	rep.Property, rep.Verdict, rep.Decisions = fail.property, fail.verdict, fail.explored
 	return rep, fail
 }

@@ -120,6 +120,7 @@ type run struct {
 	decisions []string
 	explored  int // decisions taken before the drain
 	wg        sync.WaitGroup
+	rand      *runRand // the run's crypto/rand stream (RunZK's runs), which its goroutines read
 }
 
 // react records what a client did, as a reaction to the current step.
@@ -199,7 +200,9 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 		return out
 	}
 	if kind.name == wireKind {
-		defer deterministicCryptoRand()()
+		var done func()
+		r.rand, done = deterministicCryptoRand()
+		defer done()
 	}
 	// One client at a time, each until it is quiet: what they do at the start reads shared sources (such as
 	// crypto/rand, for go-zookeeper's protected names) in client order.

@@ -82,6 +82,7 @@ type regReply struct {
 // workload is one client: Rounds times lock, a fenced read-modify-write of the register, unlock.
 func (r *run) workload(c *client) {
 	defer r.wg.Done()
+	defer r.rand.enter()()
 	defer func() {
 		r.mu.Lock()
 		c.done = true

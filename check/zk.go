@@ -1,9 +1,7 @@
 package check
 
 import (
-	crand "crypto/rand"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -50,16 +48,6 @@ func wireClients(f ZKFactory) clients {
 			wireIDs.Unlock()
 		},
 	}
-}
-
-// deterministicCryptoRand replaces crypto/rand's Reader, for the run, with a stream fixed by a constant seed,
-// and returns what puts the real one back. go-zookeeper's CreateProtectedEphemeralSequential (zk.Lock uses
-// it) names its nodes from crypto/rand.Reader; with the real one no run of such a lock would replay. The
-// scheduler lets one client act at a time, so the clients read the stream in a fixed order.
-func deterministicCryptoRand() (restore func()) {
-	prev := crand.Reader
-	crand.Reader = &randReader{r: rand.New(rand.NewPCG(0x63727970746f, 0x7a6b6d6f64656c))}
-	return func() { crand.Reader = prev }
 }
 
 // ensembleHosts is the host provider of RunZK's clients: always one more server to try. go-zookeeper given a

@@ -236,6 +236,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runZKServer(ctx, args[1:], stdout, stderr)
 		case "zkserver-daemon":
 			return runDaemon(ctx, args[1:], stderr)
+		case "merge":
+			return runMerge(args[1:], stdout)
 		}
 	}
 	o, err := parseArgs(args, stdout)

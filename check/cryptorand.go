@@ -1,0 +1,117 @@
+package check
+
+import (
+	crand "crypto/rand"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// go-zookeeper's CreateProtectedEphemeralSequential (zk.Lock uses it) names its nodes from crypto/rand.Reader;
+// with the real one no run of such a lock would replay. While RunZK's runs are under way, crypto/rand.Reader
+// is a dispatcher that gives each run a stream of its own, fixed by a constant seed: with one run at a time,
+// every read is that run's (the scheduler lets one client act at a time, so the clients read their stream in
+// a fixed order); with several workers' runs at once, a read is the run's whose client goroutine (or
+// scheduler) makes it, and a read by a goroutine no run started gets real randomness. When the last run
+// ends, the real Reader is put back.
+
+// runRand is one run's deterministic stream.
+type runRand struct {
+	mu sync.Mutex
+	r  randReader
+}
+
+func (rr *runRand) Read(p []byte) (int, error) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return rr.r.Read(p)
+}
+
+var cryptoRuns struct {
+	sync.Mutex
+	real   io.Reader
+	active map[*runRand]int // a run's stream, with how many of its goroutines are registered
+	byG    map[uint64]*runRand
+}
+
+// dispatchReader is crypto/rand.Reader while runs are under way.
+type dispatchReader struct{}
+
+func (dispatchReader) Read(p []byte) (int, error) {
+	cryptoRuns.Lock()
+	var rr *runRand
+	if len(cryptoRuns.active) == 1 {
+		for k := range cryptoRuns.active {
+			rr = k
+		}
+	} else {
+		rr = cryptoRuns.byG[goroutineID()]
+	}
+	real := cryptoRuns.real
+	cryptoRuns.Unlock()
+	if rr == nil {
+		return real.Read(p)
+	}
+	return rr.Read(p)
+}
+
+// deterministicCryptoRand gives the run its stream of crypto/rand (installing the dispatcher if no run has
+// it), registers the calling goroutine as the run's, and returns what ends the run's use of it.
+func deterministicCryptoRand() (*runRand, func()) {
+	rr := &runRand{r: randReader{r: rand.New(rand.NewPCG(0x63727970746f, 0x7a6b6d6f64656c))}}
+	cryptoRuns.Lock()
+	if cryptoRuns.active == nil {
+		cryptoRuns.active, cryptoRuns.byG = map[*runRand]int{}, map[uint64]*runRand{}
+	}
+	if len(cryptoRuns.active) == 0 {
+		cryptoRuns.real = crand.Reader
+		crand.Reader = dispatchReader{}
+	}
+	cryptoRuns.active[rr] = 0
+	cryptoRuns.Unlock()
+	leave := rr.enter()
+	return rr, func() {
+		leave()
+		cryptoRuns.Lock()
+		defer cryptoRuns.Unlock()
+		delete(cryptoRuns.active, rr)
+		if len(cryptoRuns.active) == 0 {
+			crand.Reader = cryptoRuns.real
+		}
+	}
+}
+
+// enter registers the calling goroutine as one of the run's, until the returned function is called.
+func (rr *runRand) enter() (leave func()) {
+	if rr == nil {
+		return func() {}
+	}
+	g := goroutineID()
+	cryptoRuns.Lock()
+	cryptoRuns.byG[g] = rr
+	cryptoRuns.Unlock()
+	return func() {
+		cryptoRuns.Lock()
+		delete(cryptoRuns.byG, g)
+		cryptoRuns.Unlock()
+	}
+}
+
+// goroutineID is the calling goroutine's number, from the first line of its stack ("goroutine 42 [...").
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	const prefix = "goroutine "
+	if len(b) <= len(prefix) {
+		return 0
+	}
+	b = b[len(prefix):]
+	end := 0
+	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+		end++
+	}
+	id, _ := strconv.ParseUint(string(b[:end]), 10, 64)
+	return id
+}
