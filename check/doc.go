@@ -51,7 +51,7 @@
 // transport, so every request, reply, watch event and reconnection is a step of the same scheduler, and
 // go-zookeeper's own goroutines run on the bubble's virtual time. Everything else — the workload, the
 // properties, shrinking, traces (which say "client-kind: go-zookeeper") and replay (ReplayZK, or
-// -check.replay) — is shared with Run: only how the clients connect differs. Variants runs the recipe and
+// -check.replay) — is shared with Run: only how the clients connect differs. make check runs the recipe and
 // every mutant both ways, and go-zookeeper's own zk.Lock over the wire.
 //
 // # Properties
@@ -139,7 +139,8 @@
 //
 // # Mutants
 //
-// Variants lists the product's recipe and seven deliberately broken locks, one classic bug each, then the
+// The checker's own tests (make check, make prove) explore the product's recipe and seven deliberately
+// broken locks (package internal/mutants, outside the checker's API), one classic bug each, then the
 // read-write lock and three broken ones (a reader that waits behind a reader: readers-share; a writer that
 // ignores the read nodes below it: safety, or fencing when the reader it jumped holds after it; a reader
 // that holds when its watched write node goes without listing again: safety), the semaphore and four broken

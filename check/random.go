@@ -38,17 +38,17 @@ func seedOf(base uint64, i int) uint64 {
 	return base + n*(n+1)/2
 }
 
-// baseSeed is the search's seed: -rapid.seed, else Config.Seed, else a new one.
-func baseSeed(cfg Config) uint64 {
+// baseSeed is the search's seed: -rapid.seed, else Config.Seed, else a new one (fixed false).
+func baseSeed(cfg Config) (seed uint64, fixed bool) {
 	if f := flag.Lookup("rapid.seed"); f != nil && rapidFlag("rapid.seed") {
 		if s, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil && s != 0 {
-			return s
+			return s, true
 		}
 	}
 	if cfg.Seed != 0 {
-		return cfg.Seed
+		return cfg.Seed, true
 	}
-	return uint64(time.Now().UnixNano())*0x9e3779b97f4a7c15 | 1
+	return uint64(time.Now().UnixNano())*0x9e3779b97f4a7c15 | 1, false
 }
 
 // checksOf is the number of runs of the search: -rapid.checks when given, else Config.Checks.
@@ -82,7 +82,10 @@ type sample struct {
 
 func (randomStrategy) explore(x *exploration) (Report, *outcome) {
 	cfg := x.cfg
-	base := baseSeed(cfg)
+	base, fixed := baseSeed(cfg)
+	if !fixed && !x.part.Whole() {
+		x.t.Fatalf("check: %s: -check.shard=%s needs the search's seed fixed, the same in every part: add -rapid.seed=N (or set Config.Seed)", cfg.Name, x.part)
+	}
 	total := checksOf(cfg)
 	from, to := x.part.Range(total)
 	s := &sample{x: x, base: base, from: from, to: to, next: from, fail: to, shared: -1,

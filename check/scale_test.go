@@ -277,3 +277,26 @@ func TestSampleShardsCoverTheWholeSearch(t *testing.T) {
 		t.Errorf("merging a part twice: %v, want an error saying so", err)
 	}
 }
+
+// TestShardLocallyExample runs docs/examples/shard-locally.sh — the commands of the GitHub Actions and
+// Kubernetes examples, as 4 processes here — and requires the merged verdict of the recipe: a pass over
+// every run of the search, from 4 parts.
+func TestShardLocallyExample(t *testing.T) {
+	out := t.TempDir()
+	cmd := exec.Command("bash", "docs/examples/shard-locally.sh", "recipe", "200", "4", out)
+	cmd.Dir = moduleRoot()
+	data, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("shard-locally.sh: %v\n%s", err, data)
+	}
+	var row []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "recipe" {
+			row = f
+		}
+	}
+	// variant strategy verdict property interleavings parts cpu-secs decisions trace
+	if len(row) < 6 || row[1] != "random" || row[2] != "pass" || row[4] != "200" || row[5] != "4" {
+		t.Fatalf("the merged table has no row 'recipe random pass - 200 4 …':\n%s", data)
+	}
+}

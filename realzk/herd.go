@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkmodel/zkmodel/check"
+	"github.com/zkmodel/zkmodel/internal/mutants"
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
@@ -823,11 +823,7 @@ func newMutex(variant HerdVariant, c *herdClient, dir string) (herdLocker, error
 	case HerdRecipe:
 		return recipe.NewLock(herdConn{Conn: c.conn, client: c}, dir), nil
 	case HerdWatchParent:
-		v, err := check.VariantByName("mutant-a-watch-parent")
-		if err != nil {
-			return nil, fmt.Errorf("herd: %w", err)
-		}
-		return v.Factory(herdConn{Conn: c.conn, client: c}, dir), nil
+		return mutants.NewMutex(herdConn{Conn: c.conn, client: c}, dir, mutants.WatchParent, rand.Reader), nil
 	case HerdZKLock:
 		return zkLock{zk.NewLock(c.conn, dir, zk.WorldACL(zk.PermAll))}, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -20,18 +19,30 @@ const StartTimeout = 90 * time.Second
 // logLinesOnFailure is how much of each server log a failed test prints.
 const logLinesOnFailure = 40
 
+// TB is what the test helpers need of a test: testing.TB has it. It is an interface of its own so that the
+// package, which the herd command links, does not link package testing.
+type TB interface {
+	Helper()
+	Name() string
+	Cleanup(func())
+	Failed() bool
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // ForTest starts an ensemble for test t (or attaches to ZK_SERVERS when set)
 // and registers its teardown with t.Cleanup, which also prints the tail of
 // every server log when t failed. It fails t with a message saying what to
 // install or set when no ensemble can be had.
-func ForTest(t testing.TB) *Ensemble {
+func ForTest(t TB) *Ensemble {
 	t.Helper()
 	return ForTestWith(t, Config{})
 }
 
 // ForTestWith is ForTest with a Config; ZK_SERVERS, when set, overrides
 // cfg.Addrs.
-func ForTestWith(t testing.TB, cfg Config) *Ensemble {
+func ForTestWith(t TB, cfg Config) *Ensemble {
 	t.Helper()
 	addrs, err := FromEnv()
 	if err != nil {
@@ -44,7 +55,7 @@ func ForTestWith(t testing.TB, cfg Config) *Ensemble {
 }
 
 // startForTest starts the ensemble cfg describes for t, as ForTestWith does but without looking at ZK_SERVERS.
-func startForTest(t testing.TB, cfg Config) *Ensemble {
+func startForTest(t TB, cfg Config) *Ensemble {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
@@ -94,7 +105,7 @@ func SuperDigest(userPassword string) string {
 // znode paths (e.g. under "/"+t.Name()). Tear it down at the end of the test
 // binary with RunTests or CloseShared; if the binary dies first, Pdeathsig
 // and the next Start's SweepStale clean up.
-func Shared(t testing.TB) *Ensemble {
+func Shared(t TB) *Ensemble {
 	t.Helper()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -154,7 +165,7 @@ func CloseShared() error {
 // exit code. Use it as a package's TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(realzk.RunTests(m)) }
-func RunTests(m *testing.M) int {
+func RunTests(m interface{ Run() int }) int {
 	code := m.Run()
 	if err := CloseShared(); err != nil {
 		fmt.Fprintf(os.Stderr, "realzk: %v\n", err)
