@@ -23,6 +23,7 @@ import (
 var (
 	flagVariant = flag.String("check.variant", "recipe", "TestExploreVariant: which variant to explore (see check.Variants)")
 	flagJSON    = flag.String("check.json", "", "TestExploreVariant: write the Report as JSON to this file")
+	flagRows    = flag.Int("check.rows", 2, "TestCheckAll: how many variants' explorations run at once")
 )
 
 // moduleRoot is the directory of the module's go.mod, found by walking up from the package's directory.
@@ -117,8 +118,36 @@ func TestCheckAll(t *testing.T) {
 		width = max(width, len(v.Name))
 	}
 	fmt.Printf("%-*s %-8s %-16s %13s %9s %14s %9s  %s\n", width, "variant", "verdict", "property", "interleavings", "per sec", "first failure", "decisions", "trace")
-	for _, v := range Variants() {
-		rep := exploreInChild(t, v, traces)
+	// The rows run in child processes, *flagRows at a time (each with -check.parallel workers), so that one
+	// row's shrinking, on one core, overlaps another row's search; the table keeps the variants' order.
+	variants := Variants()
+	reports := filepath.Join(t.TempDir(), "reports")
+	if err := os.MkdirAll(reports, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		rep Report
+		err error
+	}
+	rows := make([]chan row, len(variants))
+	slots := make(chan struct{}, max(*flagRows, 1))
+	started := time.Now()
+	for i, v := range variants {
+		rows[i] = make(chan row, 1)
+		go func() {
+			slots <- struct{}{}
+			rep, err := exploreInChild(v, traces, reports)
+			<-slots
+			rows[i] <- row{rep, err}
+		}()
+	}
+	defer func() { fmt.Printf("make check: %d rows in %s, %d at a time\n", len(variants), time.Since(started).Round(time.Second), max(*flagRows, 1)) }()
+	for i, v := range variants {
+		r := <-rows[i]
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		rep := r.rep
 		verdict, first := "pass", "-"
 		if rep.Failed {
 			verdict, first = "caught", rep.FirstFail.Round(time.Millisecond).String()
@@ -173,20 +202,23 @@ func TestCheckAll(t *testing.T) {
 	}
 }
 
-// exploreInChild runs TestExploreVariant for v in a child test process, streaming its progress.
-func exploreInChild(t *testing.T, v Variant, traces string) Report {
-	t.Helper()
-	report := filepath.Join(t.TempDir(), v.Name+".json")
+// exploreInChild runs TestExploreVariant for v in a child test process, streaming its progress, and reads
+// the Report it writes to dir.
+func exploreInChild(v Variant, traces, dir string) (Report, error) {
+	report := filepath.Join(dir, v.Name+".json")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestExploreVariant$", "-test.timeout=20m",
 		"-check.variant="+v.Name, fmt.Sprintf("-check.n=%d", checks(v)), "-check.json="+report,
 		"-check.traces="+traces, "-check.shrink="+shrinkTime().String())
+	if *flagParallel > 0 {
+		cmd.Args = append(cmd.Args, fmt.Sprintf("-check.parallel=%d", *flagParallel))
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		t.Fatal(err)
+		return Report{}, err
 	}
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the child test for %s: %v", v.Name, err)
+		return Report{}, fmt.Errorf("starting the child test for %s: %w", v.Name, err)
 	}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
@@ -195,13 +227,13 @@ func exploreInChild(t *testing.T, v Variant, traces string) Report {
 	_ = cmd.Wait() // a mutant's child fails by design; the report says how
 	data, err := os.ReadFile(report)
 	if err != nil {
-		t.Fatalf("%s: the child test wrote no report: %v", v.Name, err)
+		return Report{}, fmt.Errorf("%s: the child test wrote no report: %w", v.Name, err)
 	}
 	var rep Report
 	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatalf("%s: reading the report: %v", v.Name, err)
+		return Report{}, fmt.Errorf("%s: reading the report: %w", v.Name, err)
 	}
-	return rep
+	return rep, nil
 }
 
 // seededDecider makes random decisions from a seed, for determinism tests without rapid.
