@@ -141,7 +141,9 @@ func TestCheckAll(t *testing.T) {
 			rows[i] <- row{rep, err}
 		}()
 	}
-	defer func() { fmt.Printf("make check: %d rows in %s, %d at a time\n", len(variants), time.Since(started).Round(time.Second), max(*flagRows, 1)) }()
+	defer func() {
+		fmt.Printf("make check: %d rows in %s, %d at a time\n", len(variants), time.Since(started).Round(time.Second), max(*flagRows, 1))
+	}()
 	for i, v := range variants {
 		r := <-rows[i]
 		if r.err != nil {
