@@ -160,6 +160,11 @@ type Config struct {
 	// NoReduction turns off the exhaustive mode's partial-order reduction (sleep sets), for comparison: the
 	// same verdicts, more schedules.
 	NoReduction bool
+	// Preemptions, when positive, makes the exhaustive search one of complete runs under a preemption bound,
+	// as CHESS's: every schedule to quiescence (no Steps cut-off) that preempts a runnable client at most
+	// this many times, with at most MaxFault faults anywhere (see preemption.go). Unpreempted asks for none;
+	// 0 keeps the search of every sequence of Steps decisions, each followed by a fair drain.
+	Preemptions int
 	// Budget, if positive, stops an exhaustive search after this much wall time; the Report then says the
 	// bound was not exhausted.
 	Budget time.Duration
@@ -229,6 +234,9 @@ func (c Config) validate() error {
 	}
 	if c.Leases < 0 || c.Leases > 0 && c.Primitive != Semaphore {
 		return fmt.Errorf("check: Config.Leases is %d: set it (1 or more, or 0 for the default 2) only with Primitive Semaphore", c.Leases)
+	}
+	if c.Preemptions < Unpreempted {
+		return fmt.Errorf("check: Config.Preemptions is %d: want a preemption bound of 1 or more, Unpreempted for none, or 0 for the depth-bounded search", c.Preemptions)
 	}
 	if c.Faults&^AllFaults != 0 {
 		return fmt.Errorf("check: Config.Faults has unknown bits %#x: combine the Fault constants (AllFaults for all)", uint16(c.Faults&^AllFaults))

@@ -162,6 +162,10 @@ type search struct {
 	depth  int // decisions per schedule before the fair drain
 	stack  []*frame
 	floor  int // backtracking stops at this many frames: a subtree's search leaves its root's path alone
+	// bound, when 0 or more, makes the search one of complete runs under a preemption bound
+	// (preemption.go): no depth cut-off, and at most bound preemptions a schedule; -1 is the depth-bounded
+	// search.
+	bound int
 
 	mu        sync.Mutex // guards the counts, which the progress line reads
 	schedules int        // runs that completed and were judged
@@ -174,13 +178,27 @@ type dfsDecider struct {
 	s *search
 	r *run
 	k int // decisions taken in this run
+	preemption
 }
 
 func (d *dfsDecider) bind(r *run) { d.r = r }
 
-func (d *dfsDecider) steps(int) int { return d.s.depth }
+func (d *dfsDecider) steps(int) int {
+	if d.s.bound >= 0 && d.s.depth == 0 {
+		return completeLimit // complete runs: to quiescence
+	}
+	return d.s.depth
+}
 
 func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
+	label, err := d.choose(progress, faults)
+	if err == nil && label != "" && d.s.bound >= 0 {
+		d.taken(label)
+	}
+	return label, err
+}
+
+func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 	s, k := d.s, d.k
 	d.k++
 	labels := make([]string, 0, len(progress)+len(faults))
@@ -189,6 +207,9 @@ func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
 	}
 	for _, c := range faults {
 		labels = append(labels, c.label)
+	}
+	if s.bound >= 0 {
+		labels = d.allowed(labels, len(progress), s.bound)
 	}
 	if k > 0 {
 		// The previous decision's step is over (the scheduler waited for every client): record what it did.
@@ -261,6 +282,7 @@ type exhaustiveResult struct {
 	exhausted                 bool                // the whole tree was explored (not stopped by a failure or the budget)
 	failure                   *outcome            // the first failing run, when stopping at failures
 	violated                  map[string]*outcome // every property some run violated, with its first run, when not stopping
+	shortest                  map[string]*outcome // every property some run violated, with its shortest run
 	shared                    bool                // some judged run reached the primitive's sharing (reachability)
 }
 
@@ -276,7 +298,10 @@ const (
 // not exhausted, when the deadline passes.
 func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time, progress func(*search)) exhaustiveResult {
 	t.Helper()
-	s := &search{reduce: reduce, depth: depth}
+	s := &search{reduce: reduce, depth: depth, bound: searchBound(cfg)}
+	if s.bound >= 0 {
+		s.depth = 0 // complete runs
+	}
 	if progress != nil {
 		stop := progressTicker(func() { progress(s) })
 		defer stop()
@@ -316,6 +341,12 @@ func (s *search) run(t *testing.T, kind clients, cfg Config, stopOn string, dead
 		if out.failed() {
 			if _, seen := res.violated[out.property]; !seen {
 				res.violated[out.property] = out
+			}
+			if sh := res.shortest[out.property]; sh == nil || out.explored < sh.explored {
+				if res.shortest == nil {
+					res.shortest = map[string]*outcome{}
+				}
+				res.shortest[out.property] = out
 			}
 			if stopOn == stopOnAny || stopOn == out.property {
 				res.failure = out
@@ -400,12 +431,16 @@ func (x *exploration) exhaustive() (Report, *outcome) {
 	rep.failSchedules, rep.failPruned, rep.failPoints = res.failSchedules, res.failPruned, res.failPoints
 	rep.FirstFail = time.Since(x.started)
 	deepening := 0
-	for depth := 1; depth < fail.explored; depth++ {
-		shorter := x.split(depth, fail.property, deadline, false)
-		deepening += shorter.schedules + shorter.pruned
-		if shorter.failure != nil && shorter.failure.property == fail.property {
-			fail = shorter.failure
-			break
+	if bound := searchBound(cfg); bound >= 0 {
+		fail, deepening = x.fewestPreemptions(fail, bound, deadline)
+	} else {
+		for depth := 1; depth < fail.explored; depth++ {
+			shorter := x.split(depth, fail.property, deadline, false)
+			deepening += shorter.schedules + shorter.pruned
+			if shorter.failure != nil && shorter.failure.property == fail.property {
+				fail = shorter.failure
+				break
+			}
 		}
 	}
 	rep.Runs += deepening

@@ -57,7 +57,7 @@ func cloneStack(stack []*frame) []*frame {
 
 // roots enumerates the subtrees at depth d, in the tree's order.
 func (x *exploration) roots(depth, d int, reduce bool, deadline time.Time) (roots []subtreeRoot, s *search, complete bool) {
-	s = &search{reduce: reduce, depth: d}
+	s = &search{reduce: reduce, depth: d, bound: searchBound(x.cfg)}
 	if d == 0 {
 		return []subtreeRoot{{}}, s, true
 	}
@@ -86,6 +86,9 @@ func (x *exploration) roots(depth, d int, reduce bool, deadline time.Time) (root
 func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned bool) splitResult {
 	reduce := !x.cfg.NoReduction
 	d := max(min(splitDepth, depth-1), 0)
+	if searchBound(x.cfg) >= 0 {
+		depth, d = 0, splitDepth // complete runs: no depth, the split where the depth-bounded one cuts
+	}
 	roots, prefix, complete := x.roots(depth, d, reduce, deadline)
 	res := splitResult{splitDepth: d, subtrees: len(roots), failSubtree: -1}
 	res.violated = map[string]*outcome{}
@@ -131,7 +134,7 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 						r.failure, r.exhausted = root.single, false
 					}
 				} else {
-					s := &search{reduce: reduce, depth: depth, stack: cloneStack(root.stack), floor: d}
+					s := &search{reduce: reduce, depth: depth, stack: cloneStack(root.stack), floor: d, bound: searchBound(x.cfg)}
 					r = s.run(x.t, x.kind, x.cfg, stopOn, deadline, func(*outcome) {
 						mu.Lock()
 						counts[w]++

@@ -82,6 +82,9 @@ type sample struct {
 
 func (randomStrategy) explore(x *exploration) (Report, *outcome) {
 	cfg := x.cfg
+	if searchBound(cfg) >= 0 {
+		x.t.Fatalf("check: %s: Config.Preemptions bounds the exhaustive search: set Exhaustive too (or -check.strategy=exhaustive)", cfg.Name)
+	}
 	base, fixed := baseSeed(cfg)
 	if !fixed && !x.part.Whole() {
 		x.t.Fatalf("check: %s: -check.shard=%s needs the search's seed fixed, the same in every part: add -rapid.seed=N (or set Config.Seed)", cfg.Name, x.part)
