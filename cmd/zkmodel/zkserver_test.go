@@ -454,7 +454,7 @@ func TestZKServerBadConfig(t *testing.T) {
 		{"no dataDir", write("a.cfg", "clientPort=2181\n"), "dataDir is not set"},
 		{"bad port", write("b.cfg", "dataDir=/tmp/x\nclientPort=http\n"), "b.cfg:2: clientPort"},
 		{"bad server line", write("c.cfg", "dataDir=/tmp/x\nclientPort=2181\nserver.1=127.0.0.1:2888\nserver.2=127.0.0.1:2889:3889\n"), "c.cfg:3: server.1"},
-		{"no myid", write("d.cfg", "dataDir="+noMyID+"\nclientPort=2181\nserver.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\n"), "myid"},
+		{"no myid", write("d.cfg", "dataDir="+noMyID+"\nclientPort=2181\ninitLimit=10\nsyncLimit=5\nserver.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\n"), "myid"},
 		{"bad jvm flag", c.cfgs[0], "znode.container.checkIntervalMs"},
 	}
 	for _, tc := range cases {
