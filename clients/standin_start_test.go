@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/realzk"
 )
@@ -27,8 +29,9 @@ type startCase struct {
 	cfg   []string          // the zoo.cfg lines
 	flags string            // SERVER_JVMFLAGS
 	files map[string]string // more files, by path under {dir}
-	// sasl: once the server serves, try a SASL DIGEST-MD5 login as jaasuser (the user of server.jaas).
-	sasl bool
+	// probe, once the server serves, asks it what the case is about and says what it answered (saslProbe:
+	// a SASL DIGEST-MD5 login as jaasuser, the user of server.jaas).
+	probe func(ctx context.Context, t *testing.T, addr string) string
 	// want is the outcome measured on real 3.8: "exit N", or "serves" and what srvr first says of the mode
 	// ("Mode: standalone", or "not serving" for an ensemble's member alone), then the SASL outcome.
 	want string
@@ -71,17 +74,17 @@ var startCases = []startCase{
 	// SASL" (ServerCnxnFactory.configureSaslLogin), not an error.
 	{name: "empty JAAS file", cfg: zooCfg("clientPort={p0}", saslProviderLine),
 		flags: "-Djava.security.auth.login.config={dir}/empty.jaas", files: map[string]string{"empty.jaas": ""},
-		sasl: true, want: "serves, Mode: standalone" + saslNone},
+		probe: saslProbe, want: "serves, Mode: standalone" + saslNone},
 	{name: "JAAS file without a Server section", cfg: zooCfg("clientPort={p0}", saslProviderLine),
 		flags: "-Djava.security.auth.login.config={dir}/client.jaas", files: map[string]string{"client.jaas": clientJAASText},
-		sasl: true, want: "serves, Mode: standalone" + saslNone},
+		probe: saslProbe, want: "serves, Mode: standalone" + saslNone},
 	{name: "JAAS file without the section zookeeper.sasl.serverconfig names", cfg: zooCfg("clientPort={p0}", saslProviderLine),
 		flags: "-Djava.security.auth.login.config={dir}/server.jaas -Dzookeeper.sasl.serverconfig=Nope", files: map[string]string{"server.jaas": serverJAASText},
-		sasl: true, want: "serves, Mode: standalone" + saslNone},
+		probe: saslProbe, want: "serves, Mode: standalone" + saslNone},
 	// Trailing spaces: QuorumPeerConfig trims every key and value (the script trims dataDir too).
 	{name: "JAAS Server section, trailing spaces on values", cfg: append(zooCfg("clientPort={p0}   ", saslProviderLine+"  "), "dataDir={dir}/spaced  "),
 		flags: "-Djava.security.auth.login.config={dir}/server.jaas", files: map[string]string{"server.jaas": serverJAASText},
-		sasl: true, want: "serves, Mode: standalone" + saslWorks},
+		probe: saslProbe, want: "serves, Mode: standalone" + saslWorks},
 	// A JAAS file that cannot be read or parsed: javax.security.auth.login.Configuration throws, 3.8 cannot
 	// start its client port and exits 1 (not 2: the configuration itself was read).
 	{name: "JAAS path that does not exist", cfg: zooCfg("clientPort={p0}", saslProviderLine),
@@ -98,6 +101,18 @@ var startCases = []startCase{
 	{name: "duplicate keys", cfg: zooCfg("clientPort={p1}", "clientPort={p0}"), want: "serves, Mode: standalone"},
 	{name: "duplicate server.1 lines", cfg: zooCfg("server.1=127.0.0.1:{p2}:{p3};{p1}", "server.1=127.0.0.1:{p2}:{p3};{p0}"),
 		files: map[string]string{"data/myid": "1\n"}, want: "serves, Mode: standalone"},
+	// Every key QuorumPeerConfig does not know becomes the system property zookeeper.KEY, set after the JVM's
+	// -D flags (so zoo.cfg's wins): superDigest, extendedTypesEnabled and the four-letter words can be given
+	// either way.
+	{name: "system properties as zoo.cfg keys", cfg: []string{"tickTime=500", "admin.enableServer=false", "dataDir={dir}/data", "clientPort={p0}",
+		"extendedTypesEnabled=true", "DigestAuthenticationProvider.superDigest=" + superTest, "4lw.commands.whitelist=srvr,ruok"},
+		flags: "-Dzookeeper.4lw.commands.whitelist=srvr", probe: propertiesProbe,
+		want: "serves, Mode: standalone; TTL node: ok; super:test reads a:b's node: ok; ruok: \"imok\""},
+	{name: "system properties as -D flags", cfg: []string{"tickTime=500", "admin.enableServer=false", "dataDir={dir}/data", "clientPort={p0}"},
+		flags: "-Dzookeeper.extendedTypesEnabled=true -Dzookeeper.DigestAuthenticationProvider.superDigest=" + superTest + " -Dzookeeper.4lw.commands.whitelist=srvr,ruok",
+		probe: propertiesProbe, want: "serves, Mode: standalone; TTL node: ok; super:test reads a:b's node: ok; ruok: \"imok\""},
+	{name: "none of those properties", cfg: []string{"tickTime=500", "admin.enableServer=false", "dataDir={dir}/data", "clientPort={p0}"},
+		probe: propertiesProbe, want: "serves, Mode: standalone; TTL node: unknown error: -6; super:test reads a:b's node: zk: not authenticated; ruok: \"ruok is not executed because it is not in the whitelist.\\n\""},
 	// tickTime defaults to 3000.
 	{name: "no tickTime", cfg: []string{"admin.enableServer=false", "dataDir={dir}/data", "clientPort={p0}"}, want: "serves, Mode: standalone"},
 	{name: "no dataDir", cfg: []string{"tickTime=500", "clientPort={p0}"}, want: "exit 2", standIn: "dataDir is not set"},
@@ -121,6 +136,34 @@ var startCases = []startCase{
 	{name: "standaloneEnabled=yes", cfg: zooCfg("clientPort={p0}", "standaloneEnabled=yes"), want: "exit 2", standIn: "standaloneEnabled"},
 	{name: "clientPortAddress without clientPort", cfg: zooCfg("clientPortAddress=127.0.0.1"), want: "exit 2", standIn: "clientPort is not set"},
 }
+
+// propertiesProbe creates a TTL node (allowed by zookeeper.extendedTypesEnabled), a node only digest user a:b
+// may read, which super:test (zookeeper.DigestAuthenticationProvider.superDigest) then reads, and asks ruok
+// (allowed by zookeeper.4lw.commands.whitelist, or not).
+func propertiesProbe(ctx context.Context, t *testing.T, addr string) string {
+	t.Helper()
+	c := probeSession(ctx, t, addr)
+	defer c.Close(ctx)
+	_, err := c.CreateTTL(ctx, "/ttl", nil, zk.FlagTTL, zk.WorldACL(zk.PermAll), time.Hour)
+	out := "; TTL node: " + okOr(err)
+	if _, err := c.Create(ctx, "/secret", []byte("s"), 0, zk.DigestACL(zk.PermAll, "a", "b")); err != nil {
+		t.Fatalf("create /secret on %s: %v", addr, err)
+	}
+	super := probeSession(ctx, t, addr)
+	defer super.Close(ctx)
+	if err := super.AddAuth(ctx, "digest", []byte("super:test")); err != nil {
+		t.Fatalf("addauth super:test on %s: %v", addr, err)
+	}
+	_, _, err = super.Get(ctx, "/secret")
+	ruok, werr := realzk.FourLetter(ctx, addr, "ruok")
+	if werr != nil {
+		t.Fatalf("ruok to %s: %v", addr, werr)
+	}
+	return fmt.Sprintf("%s; super:test reads a:b's node: %s; ruok: %q", out, okOr(err), ruok)
+}
+
+// superTest is super:test's digest, as go-zookeeper's harness gives it.
+const superTest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU="
 
 // Measured but not in the table: a standalone zoo.cfg without any client port (no clientPort, or one server
 // line with a ";port" and no myid file) makes 3.8 run on without a client port, serving nobody, until it is
@@ -254,23 +297,28 @@ func startOnce(ctx context.Context, t *testing.T, script, zkmodelBin string, tc 
 			got += fmt.Sprintf("; %s: %v", tc.made, err)
 		}
 	}
-	if tc.sasl {
-		got += saslOutcome(ctx, t, addr)
+	if tc.probe != nil {
+		got += tc.probe(ctx, t, addr)
 	}
 	return got, output()
 }
 
-// saslOutcome sends an empty first SASL token on one session and logs jaasuser in on another, and says what
-// happened as the startCase.want constants do.
-func saslOutcome(ctx context.Context, t *testing.T, addr string) string {
+// probeSession opens a rawzk session on addr, closed when the test ends (or before, by the probe: the server
+// is killed once the probe returns).
+func probeSession(ctx context.Context, t *testing.T, addr string) *rawzk.Conn {
 	t.Helper()
-	session := func() *rawzk.Conn {
-		c, _, err := rawzk.Connect(ctx, []string{addr}, 10*time.Second, nil)
-		if err != nil {
-			t.Fatalf("connect to %s: %v", addr, err)
-		}
-		return c
+	c, _, err := rawzk.Connect(ctx, []string{addr}, 10*time.Second, nil)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", addr, err)
 	}
+	return c
+}
+
+// saslProbe sends an empty first SASL token on one session and logs jaasuser in on another, and says what
+// happened as the startCase.want constants do.
+func saslProbe(ctx context.Context, t *testing.T, addr string) string {
+	t.Helper()
+	session := func() *rawzk.Conn { return probeSession(ctx, t, addr) }
 	c := session()
 	defer c.Close(ctx)
 	first := "a challenge"

@@ -20,8 +20,10 @@ import (
 
 // Config is what the stand-in reads from a ZooKeeper server's zoo.cfg, its myid file and the Java system
 // properties in SERVER_JVMFLAGS/JVMFLAGS: enough to run that server as one member of an emulated ensemble.
-// Keys the model has no use for (initLimit, syncLimit, autopurge.*, admin.*, …) are ignored, as ZooKeeper
-// ignores keys it does not know.
+// Keys the model has no use for (autopurge.*, admin.*, …) are ignored, as ZooKeeper ignores keys it does not
+// know; as 3.8 does, a zoo.cfg key its configuration parser does not know is also the system property
+// zookeeper.KEY (zoo.cfg's extendedTypesEnabled=true is -Dzookeeper.extendedTypesEnabled=true), zoo.cfg's
+// winning over the JVM flags.
 type Config struct {
 	// File is the zoo.cfg the configuration was read from.
 	File string
@@ -42,7 +44,8 @@ type Config struct {
 	// server reads the file too, when it is there, as 3.8 does: its id picks the client port of its
 	// server.N line.
 	MyID int
-	// FourLetterWords is 4lw.commands.whitelist as written ("" when absent: ZooKeeper's default applies).
+	// FourLetterWords is 4lw.commands.whitelist (zoo.cfg's key or -Dzookeeper.4lw.commands.whitelist) as
+	// written ("" when absent: ZooKeeper's default applies).
 	FourLetterWords string
 	// ReconfigEnabled is reconfigEnabled.
 	ReconfigEnabled bool
@@ -185,9 +188,6 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 		// ZooKeeper refuses it so: "minSessionTimeout must not be larger than maxSessionTimeout".
 		return Config{}, fmt.Errorf("%s: minSessionTimeout (%v) must not be larger than maxSessionTimeout (%v)", abs, lo, hi)
 	}
-	if p, ok := get("4lw.commands.whitelist"); ok {
-		c.FourLetterWords = p.value
-	}
 	if p, ok := get("reconfigEnabled"); ok {
 		if c.ReconfigEnabled, err = parseBool(p); err != nil {
 			return Config{}, err
@@ -291,14 +291,18 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	}
 	c.ClientAddr = net.JoinHostPort(host, strconv.Itoa(port))
 
-	for _, q := range props.list {
-		if strings.HasPrefix(q.key, "authProvider.") && q.value == saslAuthProvider {
-			c.SASLACLs = true
-		}
-	}
 	c.SASLSection = jaas.ServerSection
-	if err := c.applyJVMFlags(jvmFlags); err != nil {
+	if err := c.applyJVMFlags(flagProperties(jvmFlags)); err != nil {
 		return Config{}, err
+	}
+	// QuorumPeerConfig sets each key it does not know as the system property zookeeper.KEY, after the JVM's
+	// flags: zoo.cfg's authProvider.1, extendedTypesEnabled, superUser, … are those properties.
+	zooCfgProperties := make([]systemProperty, len(props.list))
+	for i, q := range props.list {
+		zooCfgProperties[i] = systemProperty{"zookeeper." + q.key, q.value}
+	}
+	if err := c.applyJVMFlags(zooCfgProperties); err != nil {
+		return Config{}, fmt.Errorf("%s: %w (given as a zoo.cfg key, which 3.8 sets as the system property zookeeper.KEY)", abs, err)
 	}
 	if c.JAASFile != "" {
 		parsed, err := jaas.ReadFile(c.JAASFile)
@@ -315,14 +319,25 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	return c, nil
 }
 
-// applyJVMFlags reads the -Dkey=value system properties the model has a use for.
-func (c *Config) applyJVMFlags(flags string) error {
+// systemProperty is a Java system property of the server's JVM: a -Dkey=value flag, or a zoo.cfg key.
+type systemProperty struct{ key, value string }
+
+// flagProperties are the -Dkey=value flags among the JVM flags.
+func flagProperties(flags string) []systemProperty {
+	var props []systemProperty
 	for _, f := range strings.Fields(flags) {
-		kv, ok := strings.CutPrefix(f, "-D")
-		if !ok {
-			continue
+		if kv, ok := strings.CutPrefix(f, "-D"); ok {
+			k, v, _ := strings.Cut(kv, "=")
+			props = append(props, systemProperty{k, v})
 		}
-		k, v, _ := strings.Cut(kv, "=")
+	}
+	return props
+}
+
+// applyJVMFlags reads the system properties the model has a use for; a later one of a key wins.
+func (c *Config) applyJVMFlags(props []systemProperty) error {
+	for _, p := range props {
+		k, v := p.key, p.value
 		if strings.HasPrefix(k, "zookeeper.authProvider.") && v == saslAuthProvider {
 			c.SASLACLs = true
 		}
@@ -346,6 +361,8 @@ func (c *Config) applyJVMFlags(flags string) error {
 			c.SASLSection = v
 		case "zookeeper.superUser":
 			c.SASLSuperUser = v
+		case "zookeeper.4lw.commands.whitelist":
+			c.FourLetterWords = v
 		case "zookeeper.extendedTypesEnabled":
 			c.ExtendedTypes = strings.EqualFold(v, "true")
 		case "zookeeper.emulate353TTLNodes":
