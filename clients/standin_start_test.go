@@ -120,6 +120,13 @@ var startCases = []startCase{
 	// is there, picks the line whose ";port" is the client port.
 	{name: "clientPort absent, one server line with its client port, myid", cfg: zooCfg("server.1=127.0.0.1:{p1}:{p2};{p0}"),
 		files: map[string]string{"data/myid": "1\n"}, want: "serves, Mode: standalone"},
+	// Without a myid file, a standalone server (one server line, standaloneEnabled) needs none.
+	{name: "standalone server without myid", cfg: zooCfg("clientPort={p0}", "server.1=127.0.0.1:{p1}:{p2}"), want: "serves, Mode: standalone"},
+	// clientPort and the server's own line may both give the client port, if they agree.
+	{name: "clientPort and its server line's port agree", cfg: zooCfg("clientPort={p0}", "server.1=127.0.0.1:{p1}:{p2};{p0}"),
+		files: map[string]string{"data/myid": "1\n"}, want: "serves, Mode: standalone"},
+	{name: "clientPort and its server line's port differ", cfg: zooCfg("clientPort={p3}", "server.1=127.0.0.1:{p1}:{p2};{p0}"),
+		files: map[string]string{"data/myid": "1\n"}, want: "exit 2", standIn: "is different from the client port of server.1's line"},
 	// A standalone server reads myid when the file is there: a myid that is no number is refused.
 	{name: "standalone server with a myid that is no number", cfg: zooCfg("clientPort={p0}"),
 		files: map[string]string{"data/myid": "one\n"}, want: "exit 2", standIn: "myid"},
