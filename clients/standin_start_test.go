@@ -39,6 +39,8 @@ type startCase struct {
 	standIn string
 	// made is a directory (under {dir}) whose existence once the server serves is part of the outcome.
 	made string
+	// busy: another process listens on the client port ({p0}, 127.0.0.1) meanwhile.
+	busy bool
 }
 
 // The files the cases share.
@@ -113,6 +115,8 @@ var startCases = []startCase{
 		probe: propertiesProbe, want: "serves, Mode: standalone; TTL node: ok; super:test reads a:b's node: ok; ruok: \"imok\""},
 	{name: "none of those properties", cfg: []string{"tickTime=500", "admin.enableServer=false", "dataDir={dir}/data", "clientPort={p0}"},
 		probe: propertiesProbe, want: "serves, Mode: standalone; TTL node: unknown error: -6; super:test reads a:b's node: zk: not authenticated; ruok: \"ruok is not executed because it is not in the whitelist.\\n\""},
+	// A client port another process listens on: 3.8 cannot bind it and exits 1.
+	{name: "client port in use", cfg: zooCfg("clientPort={p0}"), busy: true, want: "exit 1", standIn: "address already in use"},
 	// tickTime defaults to 3000.
 	{name: "no tickTime", cfg: []string{"admin.enableServer=false", "dataDir={dir}/data", "clientPort={p0}"}, want: "serves, Mode: standalone"},
 	{name: "no dataDir", cfg: []string{"tickTime=500", "clientPort={p0}"}, want: "exit 2", standIn: "dataDir is not set"},
@@ -219,8 +223,13 @@ func startOnce(ctx context.Context, t *testing.T, script, zkmodelBin string, tc 
 		held = append(held, l)
 		oldnew = append(oldnew, "{p"+strconv.Itoa(i)+"}", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 	}
-	for _, l := range held {
-		l.Close()
+	for i, l := range held {
+		if i > 0 || !tc.busy {
+			l.Close()
+		}
+	}
+	if tc.busy {
+		defer held[0].Close()
 	}
 	fill := strings.NewReplacer(oldnew...).Replace
 	addr := "127.0.0.1:" + oldnew[3] // {p0}
