@@ -319,8 +319,8 @@ func startOnce(ctx context.Context, t *testing.T, script, zkmodelBin string, tc 
 	return got, output()
 }
 
-// probeSession opens a rawzk session on addr, closed when the test ends (or before, by the probe: the server
-// is killed once the probe returns).
+// probeSession opens a rawzk session on addr; the probe closes it before it returns (the server is killed
+// then).
 func probeSession(ctx context.Context, t *testing.T, addr string) *rawzk.Conn {
 	t.Helper()
 	c, _, err := rawzk.Connect(ctx, []string{addr}, 10*time.Second, nil)
