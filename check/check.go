@@ -226,6 +226,9 @@ func (c Config) validate() error {
 	if c.Faults&^AllFaults != 0 {
 		return fmt.Errorf("check: Config.Faults has unknown bits %#x: combine the Fault constants (AllFaults for all)", uint16(c.Faults&^AllFaults))
 	}
+	if err := c.validateScale(); err != nil {
+		return err
+	}
 	return validName(c.Name)
 }
 
