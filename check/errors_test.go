@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,6 +102,35 @@ func TestConfigsOutOfScaleAreRefusedClearly(t *testing.T) {
 	for _, v := range Variants() {
 		if err := v.Config.validate(); err != nil {
 			t.Errorf("variant %s: %v", v.Name, err)
+		}
+	}
+}
+
+// TestATraceCutAnywhereIsRefusedAsTruncated cuts a committed trace at every byte: each cut is refused as
+// truncated (an empty file as empty, not "at line 0"), never parsed — so never replayed into a seeming
+// divergence.
+func TestATraceCutAnywhereIsRefusedAsTruncated(t *testing.T) {
+	path := filepath.Join(corpusDir(), "mutant-c-plain-create-liveness.trace")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseTrace(path, string(data)); err != nil {
+		t.Fatalf("the whole trace: %v", err)
+	}
+	for cut := 0; cut < len(data); cut++ {
+		_, err := parseTrace(path, string(data[:cut]))
+		want := "the trace is truncated: it ends inside its "
+		prefix := string(data[:cut])
+		lines := strings.Split(strings.TrimSuffix(prefix, "\n"), "\n")
+		if strings.Contains(prefix, "\nfinal state:\n") && strings.HasPrefix(lines[len(lines)-1], "verdict: ") {
+			want = `the trace ends with its closing verdict but without the line "end of trace" after it: it is truncated`
+		}
+		if cut == 0 {
+			want = path + ": the file is empty, not a trace"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), ":0:") {
+			t.Fatalf("cut after byte %d of %d (…%q): got %v, want an error containing %q", cut, len(data), data[max(cut-20, 0):cut], err, want)
 		}
 	}
 }
