@@ -299,12 +299,14 @@ func (tr *Trace) setHeader(key, val string) error {
 	return err
 }
 
-// ErrDiverged is wrapped by Replay's error when a trace no longer replays.
+// ErrDiverged is matched (errors.Is) by Replay's error when a trace no longer replays; the error is a
+// *Divergence, which says what the trace's schedule does now.
 var ErrDiverged = errors.New("check: the replay diverged from the trace")
 
-// Replay re-runs a trace's decisions with f and returns the replayed trace's text. It fails (with an error
-// wrapping ErrDiverged, naming the first step that differs) when a decision cannot be taken or the history or
-// verdict come out differently.
+// Replay re-runs a trace's decisions with f and returns the replayed trace's text. When the history or the
+// verdict come out differently, or a decision cannot be taken, it fails with a *Divergence (matching
+// ErrDiverged) that names the first difference and judges the run the schedule gives now — "this schedule
+// now passes" (matching ErrNowPasses), or fails differently — and the text is that run's.
 func Replay(t *testing.T, f Factory, tr *Trace) (string, error) {
 	t.Helper()
 	return replayWith(t, modelClients(f), tr)
@@ -323,21 +325,28 @@ func replayWith(t *testing.T, kind clients, tr *Trace) (string, error) {
 	synctest.Test(t, func(t *testing.T) {
 		out = executeWith(kind, cfg, &replayDecider{decisions: tr.Decisions})
 	})
-	text := out.render(cfg)
-	if out.property == "replay" {
-		return text, fmt.Errorf("%w: %s: %s", ErrDiverged, tr.Path, out.verdict)
-	}
-	if i, w, g, differ := firstDifferentLine(tr.History, out.historyText()); differ {
-		return text, fmt.Errorf("%w: %s: history line %d (%s): recorded %q, replayed %q", ErrDiverged, tr.Path, i+1, stepOf(strings.Split(tr.History, "\n"), i), w, g)
-	}
 	prop := out.property
 	if prop == "" {
 		prop = "none"
 	}
-	if prop != tr.Property {
-		return text, fmt.Errorf("%w: %s: recorded verdict %q, replayed %q (%s)", ErrDiverged, tr.Path, tr.Property, prop, out.verdict)
+	d := &Divergence{Path: tr.Path, RecordedProperty: tr.Property, Property: out.property, Verdict: out.verdict,
+		Followed: len(tr.Decisions), Decisions: len(tr.Decisions)}
+	if i, w, g, differ := firstDifferentLine(tr.History, out.historyText()); out.property == "replay" {
+		// A decision cannot be taken: judge the run that follows the decisions before it, then drains.
+		d.Where = out.verdict
+		follow := &followDecider{replayDecider: replayDecider{decisions: tr.Decisions}}
+		synctest.Test(t, func(t *testing.T) {
+			out = executeWith(kind, cfg, follow)
+		})
+		d.Property, d.Verdict, d.Followed = out.property, out.verdict, follow.followed
+	} else if differ {
+		d.Where = fmt.Sprintf("history line %d (%s): recorded %q, replayed %q", i+1, stepOf(strings.Split(tr.History, "\n"), i), w, g)
+	} else if prop != tr.Property {
+		d.Where = fmt.Sprintf("its verdict, with the same history: recorded %q, replayed %q", tr.Property, prop)
+	} else {
+		return out.render(cfg), nil
 	}
-	return text, nil
+	return out.render(cfg), d
 }
 
 // firstDifferentLine returns the index of the first line where a and b differ, and those lines ("" past the
