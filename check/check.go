@@ -251,6 +251,7 @@ func validName(name string) error {
 
 // Report says what an exploration found.
 type Report struct {
+	Variant   string         // the Config's Name (String shows it)
 	Runs      int            // interleavings explored (including those rapid ran while shrinking)
 	Failed    bool           // a property was violated
 	Property  string         // which one: "safety", "fenced-register", "fencing", "token-order", "liveness", "no-herd", "hygiene", or a reachability property ("readers-share", "leases-share")
@@ -320,7 +321,7 @@ func Run(t *testing.T, f Factory, cfg Config) Report {
 	if f == nil {
 		t.Fatal("check: Run needs a Factory: a func(conn recipe.Conn, path string) Locker that makes your lock")
 	}
-	return runWith(t, modelClients(f), cfg)
+	return named(runWith(t, modelClients(f), cfg), cfg)
 }
 
 // runWith is Run and RunZK: the exploration, whatever kind of client it schedules.

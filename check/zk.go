@@ -131,7 +131,7 @@ func RunZK(t *testing.T, f ZKFactory, cfg Config) Report {
 	if f == nil {
 		t.Fatal("check: RunZK needs a ZKFactory: a func(conn *zk.Conn, path string) Locker that makes your lock")
 	}
-	return runWith(t, wireClients(f), cfg)
+	return named(runWith(t, wireClients(f), cfg), cfg)
 }
 
 // ReplayZK is Replay for a trace RunZK wrote: it re-runs the trace's decisions with f's lock on go-zookeeper
