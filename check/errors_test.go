@@ -19,6 +19,13 @@ func (m *zkMutex) Lock(context.Context) error   { return m.l.Lock() }
 func (m *zkMutex) Unlock(context.Context) error { return m.l.Unlock() }
 func (m *zkMutex) Token() int64                 { return 0 }
 
+// zkLockAdapter is the README's adapter of go-zookeeper's zk.Lock, with value methods.
+type zkLockAdapter struct{ l *zk.Lock }
+
+func (z zkLockAdapter) Lock(context.Context) error   { return z.l.Lock() }
+func (z zkLockAdapter) Unlock(context.Context) error { return z.l.Unlock() }
+func (z zkLockAdapter) Token() int64                 { return 0 }
+
 // TestRunZKRefusesANilLockClearly: whatever nil a ZKFactory (or a Factory) returns — the nil interface, a
 // typed nil, an adapter around a nil — the probe run says so in one sentence, on go-zookeeper's clients (whose
 // goroutines, left running, used to abort the test binary with synctest's deadlock panic) and on the model's.
@@ -32,6 +39,8 @@ func TestRunZKRefusesANilLockClearly(t *testing.T) {
 		{"typed-nil", func(recipe.Conn) Locker { var m *zkMutex; return m }, "the Factory returned a nil *check.zkMutex (a typed nil in a Locker: its methods would dereference nil) for client c1"},
 		{"nil-candidate", func(recipe.Conn) Locker { return NewElectionLocker(nil, nil) }, "the Factory returned a Locker of NewElectionLocker whose Candidate is nil for client c1"},
 		{"typed-nil-leaser", func(recipe.Conn) Locker { var s *recipe.Semaphore; return NewSemaphoreLocker(s) }, "the Factory returned a Locker of NewSemaphoreLocker whose Leaser is a nil *recipe.Semaphore for client c1"},
+		{"adapter-around-nil", func(recipe.Conn) Locker { return zkLockAdapter{} }, "the Factory returned a check.zkLockAdapter whose fields are all nil (l: a nil *zk.Lock; its methods would dereference nil) for client c1"},
+		{"pointer-to-adapter-around-nil", func(recipe.Conn) Locker { return &zkMutex{} }, "the Factory returned a *check.zkMutex whose fields are all nil (l: a nil *zk.Lock; its methods would dereference nil) for client c1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

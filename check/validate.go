@@ -3,13 +3,15 @@ package check
 import (
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // This file checks what a user's Factory or ZKFactory returned before a run uses it, so that a mistake is one
 // sentence rather than a nil dereference inside the run's bubble (which aborts the whole test binary).
 
-// nilLocker says how a Locker a Factory returned is nil — "a nil Locker", "a nil *pkg.T (a nil pointer in a
-// Locker)", "a Locker of NewElectionLocker whose Candidate is nil" — or returns "" when it is not.
+// nilLocker says how a Locker a Factory returned is nil — "a nil Locker", "a nil *pkg.T (a typed nil …)",
+// "a Locker of NewElectionLocker whose Candidate is nil", "a pkg.T whose fields are all nil (l: a nil
+// *zk.Lock) …" — or returns "" when it is not.
 func nilLocker(l Locker) string {
 	if l == nil {
 		return "a nil Locker"
@@ -25,6 +27,10 @@ func nilLocker(l Locker) string {
 		case isNilValue(inner):
 			return fmt.Sprintf("a Locker of %s whose %s is a nil %T", name, role, inner)
 		}
+		return ""
+	}
+	if fields := nilFields(l); fields != "" {
+		return fmt.Sprintf("a %T whose fields are all nil (%s; its methods would dereference nil)", l, fields)
 	}
 	return ""
 }
@@ -32,11 +38,37 @@ func nilLocker(l Locker) string {
 // isNilValue reports whether v holds a nil pointer, map, func, channel, slice or interface.
 func isNilValue(v any) bool {
 	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
+	return nilable(rv.Kind()) && rv.IsNil()
+}
+
+// nilable reports whether a value of the kind can be nil.
+func nilable(k reflect.Kind) bool {
+	switch k {
 	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface, reflect.UnsafePointer:
-		return rv.IsNil()
+		return true
 	}
 	return false
+}
+
+// nilFields describes the fields of a struct (or a pointer to one) that has fields and all of them nil —
+// an adapter such as struct{ l *zk.Lock } around a nil lock — as "l: a nil *zk.Lock"; otherwise "".
+func nilFields(v any) string {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct || rv.NumField() == 0 {
+		return ""
+	}
+	var fields []string
+	for i := range rv.NumField() {
+		f := rv.Field(i)
+		if !nilable(f.Kind()) || !f.IsNil() {
+			return ""
+		}
+		fields = append(fields, fmt.Sprintf("%s: a nil %s", rv.Type().Field(i).Name, f.Type()))
+	}
+	return strings.Join(fields, ", ")
 }
 
 // adapter is a Locker made by NewSemaphoreLocker or NewElectionLocker: it names itself and what it wraps.
