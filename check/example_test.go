@@ -24,7 +24,7 @@ func ExampleRunZK() {
 		return check.NewElectionLocker(e, []byte("worker"))
 	}
 	rep := check.RunZK(t, candidate, check.Config{Name: "my-election", Primitive: check.Election, Faults: check.AllFaults, Checks: 1000})
-	fmt.Println(rep) // e.g. "my-election: pass: every property held in 1000 interleavings (2m3s)"
+	fmt.Println(rep) // e.g. "my-election: pass: every property held in 1000 interleavings (9.1s)"
 }
 
 // ExampleRun_election checks an election on the model's own clients (recipe.Conn), the fastest way to
