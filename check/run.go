@@ -196,6 +196,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 		b.bind(r) // the exhaustive search reads what each decision did
 	}
 	if err := r.setup(kind); err != nil {
+		r.abandon()
 		out.property, out.verdict = "setup", err.Error()
 		return out
 	}
@@ -287,16 +288,16 @@ func (r *run) setup(kind clients) error {
 	r.mu.Unlock()
 	for _, c := range r.clients {
 		c.lock = kind.lock(c.conn, lockDir)
-		if c.lock == nil {
-			return fmt.Errorf("the Factory returned a nil Locker for client c%d: it must return a lock on the given connection and path", c.id)
+		if why := nilLocker(c.lock); why != "" {
+			return fmt.Errorf("the Factory returned %s for client c%d: it must return a lock on the given connection and path", why, c.id)
 		}
 		if r.cfg.Primitive == ReadWrite {
 			rw, ok := c.lock.(RWLocker)
 			if !ok {
 				return fmt.Errorf("the Factory returned a %T for client c%d, which has no RLocker() Locker method: a ReadWrite Factory's Locker is the write side and must return the read side from RLocker (check.RWLocker)", c.lock, c.id)
 			}
-			if c.rlock = rw.RLocker(); c.rlock == nil {
-				return fmt.Errorf("the RLocker of client c%d's Locker returned nil: it must return the read side", c.id)
+			if c.rlock = rw.RLocker(); nilLocker(c.rlock) != "" {
+				return fmt.Errorf("the RLocker of client c%d's Locker returned %s: it must return the read side", c.id, nilLocker(c.rlock))
 			}
 		}
 	}

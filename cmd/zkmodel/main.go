@@ -70,7 +70,8 @@ func main() {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "zkmodel:", err)
-	if e, ok := errors.AsType[exitError](err); ok {
+	var e exitError
+	if errors.As(err, &e) {
 		os.Exit(e.code)
 	}
 	if errors.Is(err, errUsage) {
