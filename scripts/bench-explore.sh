@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# bench-explore.sh BASE [ROUNDS]: the checker's speed per core, this work tree against commit BASE, side by
+# side in one run. It checks BASE out in a temporary git worktree, copies this tree's
+# check/bench_explore_test.go into it (BenchmarkExplore uses only what package check had at e4ea55a), builds
+# both packages' test binaries, and runs BenchmarkExplore on one core (-test.cpu=1, the same seeds)
+# alternately — base then head, head then base, and so on for ROUNDS rounds (default 5), so that the load
+# of a shared machine falls on both alike. It prints, per row, the median interleavings/s of each side and
+# their ratio. Everything it makes is in a temporary directory, removed on exit with the worktree.
+set -euo pipefail
+
+base=${1:?usage: scripts/bench-explore.sh BASE [ROUNDS]   e.g. scripts/bench-explore.sh e4ea55a 5}
+rounds=${2:-5}
+go=${GO:-go}
+bench='^BenchmarkExplore$'
+
+repo=$(git rev-parse --show-toplevel)
+cd "$repo"
+base_commit=$(git rev-parse --verify --quiet "$base^{commit}") || { echo "bench-explore: $base is not a commit" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench-explore: ROUNDS must be a positive number, not $rounds" >&2; exit 2; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-explore.XXXXXX")
+cleanup() {
+	git -C "$repo" worktree remove --force "$tmp/base" 2>/dev/null || true
+	rm -rf "$tmp"
+	git -C "$repo" worktree prune
+}
+trap cleanup EXIT
+
+git worktree add --quiet --detach "$tmp/base" "$base_commit"
+cp check/bench_explore_test.go "$tmp/base/check/"
+echo "building check's test binaries: base $(git rev-parse --short "$base_commit"), head $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' with uncommitted changes')" >&2
+(cd "$tmp/base" && "$go" test -c -o "$tmp/base.test" ./check)
+"$go" test -c -o "$tmp/head.test" ./check
+
+# run SIDE: one pass of BenchmarkExplore, its rates appended to $tmp/rates as "row side rate" lines.
+run() {
+	local side=$1 dir=$repo/check
+	[[ $side == base ]] && dir=$tmp/base/check
+	(cd "$dir" && "$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.benchtime 1x -test.cpu 1) >"$tmp/out" 2>&1 || {
+		cat "$tmp/out" >&2
+		echo "bench-explore: the $side benchmark failed" >&2
+		exit 1
+	}
+	awk -v side="$side" '/^BenchmarkExplore\// {
+		for (i = 3; i < NF; i++) if ($(i+1) == "interleavings/s") { sub(/^BenchmarkExplore\//, "", $1); sub(/-[0-9]+$/, "", $1); print $1, side, $i }
+	}' "$tmp/out" | tee -a "$tmp/rates" | sed "s/^/  round $round: /" >&2
+}
+
+for ((round = 1; round <= rounds; round++)); do
+	if ((round % 2)); then run base; run head; else run head; run base; fi
+done
+
+echo
+echo "BenchmarkExplore, interleavings/s on one core (-test.cpu=1), median of $rounds alternating rounds:"
+printf '%-18s %12s %12s %8s\n' row "base $(git rev-parse --short "$base_commit")" "head $(git rev-parse --short HEAD)" ratio
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+for row in $(awk '{ print $1 }' "$tmp/rates" | awk '!seen[$0]++'); do
+	b=$(awk -v r="$row" '$1 == r && $2 == "base" { print $3 }' "$tmp/rates" | median)
+	h=$(awk -v r="$row" '$1 == r && $2 == "head" { print $3 }' "$tmp/rates" | median)
+	awk -v r="$row" -v b="$b" -v h="$h" 'BEGIN { printf "%-18s %12.1f %12.1f %7.2fx\n", r, b, h, (b > 0 ? h / b : 0) }'
+done
