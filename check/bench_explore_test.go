@@ -1,9 +1,13 @@
+//go:build unix
+
 package check
 
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/recipe"
@@ -18,6 +22,9 @@ import (
 // would time shrinking. scripts/bench-explore.sh runs this file on an older checkout and on the work tree,
 // alternately, and prints the ratios: it uses only what package check had at e4ea55a, so that it can be
 // copied into such a checkout.
+//
+// It reports interleavings per CPU-second (user and system time of every thread, the GC's included) beside
+// them: on a machine that others share, the wall-clock rate varies with their load, the CPU rate less.
 //
 // Run's explorations happen in synctest bubbles, which need a *testing.T: each sub-benchmark runs its
 // iterations inside one test made with testing.RunTests.
@@ -61,8 +68,10 @@ func BenchmarkExplore(b *testing.B) {
 				}
 			}
 			b.ResetTimer()
+			cpu := cpuTime()
 			ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{Name: "BenchmarkExplore/" + row.name, F: explore}})
 			b.StopTimer()
+			cpu = cpuTime() - cpu
 			if failure != nil || !ok {
 				b.Fatalf("the exploration did not pass: %v (a benchmark row must pass: a failure would time shrinking)", failure)
 			}
@@ -70,6 +79,17 @@ func BenchmarkExplore(b *testing.B) {
 				fmt.Fprintf(os.Stderr, "%s: %d interleavings in %d iterations, want %d each\n", row.name, runs, b.N, row.runs)
 			}
 			b.ReportMetric(float64(runs)/b.Elapsed().Seconds(), "interleavings/s")
+			b.ReportMetric(float64(runs)/cpu.Seconds(), "interleavings/cpu-s")
 		})
 	}
+}
+
+// cpuTime is the CPU time the process has used (user and system, every thread): on a machine that others
+// share, interleavings per CPU-second vary less than per wall-clock second.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,8 +4,9 @@
 # check/bench_explore_test.go into it (BenchmarkExplore uses only what package check had at e4ea55a), builds
 # both packages' test binaries, and runs BenchmarkExplore on one core (-test.cpu=1, the same seeds)
 # alternately — base then head, head then base, and so on for ROUNDS rounds (default 5), so that the load
-# of a shared machine falls on both alike. It prints, per row, the median interleavings/s of each side and
-# their ratio. Everything it makes is in a temporary directory, removed on exit with the worktree.
+# of a shared machine falls on both alike. It prints, per row, the median interleavings per second of each
+# side and their ratio, by the wall clock and per CPU-second (the process's user and system time, which the
+# others' load disturbs less). Everything it makes is in a temporary directory, removed on exit with the worktree.
 set -euo pipefail
 
 base=${1:?usage: scripts/bench-explore.sh BASE [ROUNDS]   e.g. scripts/bench-explore.sh e4ea55a 5}
@@ -32,7 +33,7 @@ echo "building check's test binaries: base $(git rev-parse --short "$base_commit
 (cd "$tmp/base" && "$go" test -c -o "$tmp/base.test" ./check)
 "$go" test -c -o "$tmp/head.test" ./check
 
-# run SIDE: one pass of BenchmarkExplore, its rates appended to $tmp/rates as "row side rate" lines.
+# run SIDE: one pass of BenchmarkExplore, its rates appended to $tmp/rates as "row side wall-rate cpu-rate".
 run() {
 	local side=$1 dir=$repo/check
 	[[ $side == base ]] && dir=$tmp/base/check
@@ -42,7 +43,9 @@ run() {
 		exit 1
 	}
 	awk -v side="$side" '/^BenchmarkExplore\// {
-		for (i = 3; i < NF; i++) if ($(i+1) == "interleavings/s") { sub(/^BenchmarkExplore\//, "", $1); sub(/-[0-9]+$/, "", $1); print $1, side, $i }
+		wall = cpu = 0
+		for (i = 3; i < NF; i++) { if ($(i+1) == "interleavings/s") wall = $i; if ($(i+1) == "interleavings/cpu-s") cpu = $i }
+		sub(/^BenchmarkExplore\//, "", $1); sub(/-[0-9]+$/, "", $1); print $1, side, wall, cpu
 	}' "$tmp/out" | tee -a "$tmp/rates" | sed "s/^/  round $round: /" >&2
 }
 
@@ -51,11 +54,12 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 echo
-echo "BenchmarkExplore, interleavings/s on one core (-test.cpu=1), median of $rounds alternating rounds:"
-printf '%-18s %12s %12s %8s\n' row "base $(git rev-parse --short "$base_commit")" "head $(git rev-parse --short HEAD)" ratio
+echo "BenchmarkExplore on one core (-test.cpu=1), interleavings per second, median of $rounds alternating rounds:"
+printf '%-16s %14s %14s %7s   %14s %14s %7s\n' row "base wall/s" "head wall/s" ratio "base cpu-s" "head cpu-s" ratio
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+rate() { awk -v r="$1" -v s="$2" -v f="$3" '$1 == r && $2 == s { print $f }' "$tmp/rates" | median; }
 for row in $(awk '{ print $1 }' "$tmp/rates" | awk '!seen[$0]++'); do
-	b=$(awk -v r="$row" '$1 == r && $2 == "base" { print $3 }' "$tmp/rates" | median)
-	h=$(awk -v r="$row" '$1 == r && $2 == "head" { print $3 }' "$tmp/rates" | median)
-	awk -v r="$row" -v b="$b" -v h="$h" 'BEGIN { printf "%-18s %12.1f %12.1f %7.2fx\n", r, b, h, (b > 0 ? h / b : 0) }'
+	awk -v r="$row" -v bw="$(rate "$row" base 3)" -v hw="$(rate "$row" head 3)" -v bc="$(rate "$row" base 4)" -v hc="$(rate "$row" head 4)" \
+		'BEGIN { printf "%-16s %14.1f %14.1f %6.2fx   %14.1f %14.1f %6.2fx\n", r, bw, hw, (bw > 0 ? hw / bw : 0), bc, hc, (bc > 0 ? hc / bc : 0) }'
 done
+echo "(base $(git rev-parse --short "$base_commit"), head $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' with uncommitted changes'))"

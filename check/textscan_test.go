@@ -1,0 +1,36 @@
+package check
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/model"
+)
+
+// TestLockNodesListsTheEphemeralsLeftUnderTheLock: what a run's clients leave behind is read from the model's
+// dump: the ephemeral nodes under the lock's directory, whoever owns them, and not its persistent ones nor
+// nodes elsewhere.
+func TestLockNodesListsTheEphemeralsLeftUnderTheLock(t *testing.T) {
+	srv := model.NewServer()
+	conn, _, err := srv.Connect(sessionTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl := zk.WorldACL(zk.PermAll)
+	for _, n := range []struct {
+		path  string
+		flags int32
+	}{{lockDir, 0}, {lockDir + "/a", zk.FlagEphemeral}, {lockDir + "/leases", 0}, {lockDir + "/n-", zk.FlagEphemeralSequential}, {"/other", zk.FlagEphemeral}} {
+		if _, err := conn.Create(n.path, []byte("x y"), n.flags, acl); err != nil {
+			t.Fatalf("create %s: %v", n.path, err)
+		}
+	}
+	want := []string{lockDir + "/a", lockDir + "/n-0000000002"}
+	if got := lockNodes(srv.Dump()); !slices.Equal(got, want) {
+		t.Fatalf("lockNodes = %q, want %q\ndump:\n%s", got, want, srv.Dump())
+	}
+	if got := lockNodes(""); got != nil {
+		t.Fatalf("lockNodes of an empty dump = %q, want none", got)
+	}
+}
