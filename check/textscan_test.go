@@ -2,6 +2,7 @@ package check
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -32,5 +33,18 @@ func TestLockNodesListsTheEphemeralsLeftUnderTheLock(t *testing.T) {
 	}
 	if got := lockNodes(""); got != nil {
 		t.Fatalf("lockNodes of an empty dump = %q, want none", got)
+	}
+}
+
+// TestFirstFieldsAreStringsFields: the properties' two-word reading of a record agrees with strings.Fields.
+func TestFirstFieldsAreStringsFields(t *testing.T) {
+	for _, s := range []string{"", "  ", "create", "existsW /lock/n-1 -> true version=0", " \t getChildren  /lock\u00a0x ", "/lock/n-0000000001 zxid=5"} {
+		f := strings.Fields(s)
+		first, second, n := firstFields(s)
+		want := f[:min(len(f), 2)]
+		got := []string{first, second}[:n]
+		if !slices.Equal(got, want) || n == 0 && first != "" || n < 2 && second != "" {
+			t.Errorf("firstFields(%q) = %q, %q, %d; want the first two of %q", s, first, second, n, f)
+		}
 	}
 }

@@ -12,6 +12,11 @@ import (
 // of ints and %#x of non-negative int64s — are written here without fmt's reflection; any other verb, flag
 // or argument is left to fmt.Sprintf.
 func detail(format string, args []any) string {
+	if format == "%s" && len(args) == 1 { // the most common: a request's or an event's own text
+		if s, ok := stringOf(args[0]); ok {
+			return s
+		}
+	}
 	if s, ok := quickFormat(format, args); ok {
 		return s
 	}
@@ -63,27 +68,34 @@ func quickFormat(format string, args []any) (string, bool) {
 	return string(b), true
 }
 
-// appendString is %s of arg, for the arguments it knows to format as fmt does.
+// appendString is %s of arg, for the arguments stringOf knows.
 func appendString(b []byte, arg any) ([]byte, bool) {
+	s, ok := stringOf(arg)
+	return append(b, s...), ok
+}
+
+// stringOf is fmt's %s of arg, for the arguments it knows to format as fmt does: strings, durations, and
+// errors and Stringers that are neither nil pointers nor Formatters.
+func stringOf(arg any) (string, bool) {
 	switch v := arg.(type) {
 	case string:
-		return append(b, v...), true
+		return v, true
 	case time.Duration:
-		return append(b, v.String()...), true
+		return v.String(), true
 	case fmt.Formatter:
-		return b, false
+		return "", false
 	case error:
 		if isNilPointer(v) {
-			return b, false
+			return "", false
 		}
-		return append(b, v.Error()...), true
+		return v.Error(), true
 	case fmt.Stringer:
 		if isNilPointer(v) {
-			return b, false
+			return "", false
 		}
-		return append(b, v.String()...), true
+		return v.String(), true
 	}
-	return b, false
+	return "", false
 }
 
 // isNilPointer reports whether x is a nil pointer, whose methods fmt calls under a recover.
