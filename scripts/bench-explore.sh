@@ -26,6 +26,7 @@ cleanup() {
 	git -C "$repo" worktree prune
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 git worktree add --quiet --detach "$tmp/base" "$base_commit"
 cp check/bench_explore_test.go "$tmp/base/check/"
