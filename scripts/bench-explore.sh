@@ -5,8 +5,8 @@
 # both packages' test binaries, and runs BenchmarkExplore on one core (-test.cpu=1, the same seeds)
 # alternately — base then head, head then base, and so on for ROUNDS rounds (default 5), so that the load
 # of a shared machine falls on both alike. It prints, per row, the median interleavings per second of each
-# side and their ratio, by the wall clock and per CPU-second (the process's user and system time, which the
-# others' load disturbs less). Everything it makes is in a temporary directory, removed on exit with the worktree.
+# side, by the wall clock and per CPU-second (the process's user and system time, which the others' load
+# disturbs less), and the median of the rounds' ratios (head over base, measured one right after the other). Everything it makes is in a temporary directory, removed on exit with the worktree.
 set -euo pipefail
 
 base=${1:?usage: scripts/bench-explore.sh BASE [ROUNDS]   e.g. scripts/bench-explore.sh e4ea55a 5}
@@ -34,7 +34,7 @@ echo "building check's test binaries: base $(git rev-parse --short "$base_commit
 (cd "$tmp/base" && "$go" test -c -o "$tmp/base.test" ./check)
 "$go" test -c -o "$tmp/head.test" ./check
 
-# run SIDE: one pass of BenchmarkExplore, its rates appended to $tmp/rates as "row side wall-rate cpu-rate".
+# run SIDE: one pass of BenchmarkExplore, its rates appended to $tmp/rates as "row side wall-rate cpu-rate round".
 run() {
 	local side=$1 dir=$repo/check
 	[[ $side == base ]] && dir=$tmp/base/check
@@ -46,8 +46,8 @@ run() {
 	awk -v side="$side" '/^BenchmarkExplore\// {
 		wall = cpu = 0
 		for (i = 3; i < NF; i++) { if ($(i+1) == "interleavings/s") wall = $i; if ($(i+1) == "interleavings/cpu-s") cpu = $i }
-		sub(/^BenchmarkExplore\//, "", $1); sub(/-[0-9]+$/, "", $1); print $1, side, wall, cpu
-	}' "$tmp/out" | tee -a "$tmp/rates" | sed "s/^/  round $round: /" >&2
+		sub(/^BenchmarkExplore\//, "", $1); sub(/-[0-9]+$/, "", $1); print $1, side, wall, cpu, round
+	}' round="$round" "$tmp/out" | tee -a "$tmp/rates" | sed -E "s/ [0-9]+$//; s/^/  round $round: /" >&2
 }
 
 for ((round = 1; round <= rounds; round++)); do
@@ -55,12 +55,17 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 echo
-echo "BenchmarkExplore on one core (-test.cpu=1), interleavings per second, median of $rounds alternating rounds:"
+echo "BenchmarkExplore on one core (-test.cpu=1), interleavings per second: medians of $rounds alternating rounds, and of the rounds' head/base ratios"
 printf '%-16s %14s %14s %7s   %14s %14s %7s\n' row "base wall/s" "head wall/s" ratio "base cpu-s" "head cpu-s" ratio
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 rate() { awk -v r="$1" -v s="$2" -v f="$3" '$1 == r && $2 == s { print $f }' "$tmp/rates" | median; }
+ratio() { # the median over rounds of head's rate over base's, field $2 (3 wall, 4 CPU)
+	awk -v r="$1" -v f="$2" '$1 == r { v[$5, $2] = $f } $1 == r && $2 == "base" { n[$5] = 1 }
+		END { for (k in n) if (v[k, "base"] > 0) print v[k, "head"] / v[k, "base"] }' "$tmp/rates" | median
+}
 for row in $(awk '{ print $1 }' "$tmp/rates" | awk '!seen[$0]++'); do
-	awk -v r="$row" -v bw="$(rate "$row" base 3)" -v hw="$(rate "$row" head 3)" -v bc="$(rate "$row" base 4)" -v hc="$(rate "$row" head 4)" \
-		'BEGIN { printf "%-16s %14.1f %14.1f %6.2fx   %14.1f %14.1f %6.2fx\n", r, bw, hw, (bw > 0 ? hw / bw : 0), bc, hc, (bc > 0 ? hc / bc : 0) }'
+	awk -v r="$row" -v bw="$(rate "$row" base 3)" -v hw="$(rate "$row" head 3)" -v rw="$(ratio "$row" 3)" \
+		-v bc="$(rate "$row" base 4)" -v hc="$(rate "$row" head 4)" -v rc="$(ratio "$row" 4)" \
+		'BEGIN { printf "%-16s %14.1f %14.1f %6.2fx   %14.1f %14.1f %6.2fx\n", r, bw, hw, rw, bc, hc, rc }'
 done
 echo "(base $(git rev-parse --short "$base_commit"), head $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' with uncommitted changes'))"
