@@ -245,12 +245,12 @@ func (d seededDecider) steps(max int) int { return max }
 
 func (d seededDecider) pick(progress, faults []choice) (string, error) {
 	if len(faults) > 0 && (len(progress) == 0 || d.r.IntN(10) == 0) {
-		return faults[d.r.IntN(len(faults))].label, nil
+		return faults[d.r.IntN(len(faults))].label(), nil
 	}
 	if len(progress) == 0 {
 		return "", nil
 	}
-	return progress[d.r.IntN(len(progress))].label, nil
+	return progress[d.r.IntN(len(progress))].label(), nil
 }
 
 // TestSameDecisionsGiveByteIdenticalHistories runs every variant on the model's own clients twice with the

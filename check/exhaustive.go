@@ -185,10 +185,10 @@ func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
 	d.k++
 	labels := make([]string, 0, len(progress)+len(faults))
 	for _, c := range progress {
-		labels = append(labels, c.label)
+		labels = append(labels, c.label())
 	}
 	for _, c := range faults {
-		labels = append(labels, c.label)
+		labels = append(labels, c.label())
 	}
 	if k > 0 {
 		// The previous decision's step is over (the scheduler waited for every client): record what it did.
