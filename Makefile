@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-.PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench vet fmt zookeeper clientdeps serve
+.PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench bench-explore vet fmt zookeeper clientdeps serve
 
 # Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
 # never rewrites the committed corpus in traces/ (make traces does that, deliberately).
@@ -46,6 +46,9 @@ bench: ## the benchmarks on the fake (model, recipe, check), as a table; BENCH=r
 				for (i = 3; i < NF; i += 2) { if ($$(i+1) == "ns/op") ns = $$i; else if ($$(i+1) == "B/op") b = $$i; else if ($$(i+1) == "allocs/op") a = $$i; else other = other $$i " " $$(i+1) "  " } \
 				printf "%-52s %12s %14s %12s %12s  %s\n", $$1, $$2, ns, b, a, other } \
 			/^(FAIL|panic)/ { print; failed = 1 } END { exit failed }'; exit $${PIPESTATUS[0]}
+
+bench-explore: ## the checker's interleavings/s on one core, this tree against BASE, side by side: make bench-explore BASE=e4ea55a [ROUNDS=5]
+	@scripts/bench-explore.sh $(or $(BASE),e4ea55a) $(or $(ROUNDS),5)
 
 test: zookeeper clientdeps vet ## run every test, the real-ensemble ones included
 	$(GO) test -count=1 -timeout 20m $(PKGS)

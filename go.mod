@@ -1,6 +1,6 @@
 module github.com/zkmodel/zkmodel
 
-go 1.26
+go 1.25.0
 
 require (
 	github.com/anishathalye/porcupine v1.3.1

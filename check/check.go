@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	crand "crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -241,6 +242,9 @@ func (c Config) validate() error {
 	if c.Faults&^AllFaults != 0 {
 		return fmt.Errorf("check: Config.Faults has unknown bits %#x: combine the Fault constants (AllFaults for all)", uint16(c.Faults&^AllFaults))
 	}
+	if err := c.validateScale(); err != nil {
+		return err
+	}
 	return validName(c.Name)
 }
 
@@ -262,6 +266,7 @@ func validName(name string) error {
 
 // Report says what an exploration found.
 type Report struct {
+	Variant   string         // the Config's Name (String shows it)
 	Runs      int            // interleavings explored (including those rapid ran while shrinking)
 	Failed    bool           // a property was violated
 	Property  string         // which one: "safety", "fenced-register", "fencing", "token-order", "liveness", "no-herd", "hygiene", or a reachability property ("readers-share", "leases-share")
@@ -350,14 +355,14 @@ func (r *randReader) Read(p []byte) (int, error) {
 // properties (see the package documentation). On a violation it fails t, writes the shrunk run's trace to
 // cfg.TraceDir (and porcupine's visualisation beside it for a safety violation), and reports it.
 //
-// With -check.replay=FILE, Run replays that trace instead of exploring when the trace's variant is cfg.Name
-// (see the package documentation for the -check.* flags).
+// With -check.replay=FILE, Run replays that trace instead of exploring; a trace of another variant than
+// cfg.Name fails the test (see the package documentation for the -check.* flags).
 func Run(t *testing.T, f Factory, cfg Config) Report {
 	t.Helper()
 	if f == nil {
 		t.Fatal("check: Run needs a Factory: a func(conn recipe.Conn, path string) Locker that makes your lock")
 	}
-	return runWith(t, modelClients(f), cfg)
+	return named(runWith(t, modelClients(f), cfg), cfg)
 }
 
 // runWith is Run and RunZK: the exploration, whatever kind of client it schedules.
@@ -450,12 +455,16 @@ func replayFlag(t *testing.T, kind clients, cfg Config) (rep Report, ok bool) {
 		t.Fatal(err)
 	}
 	if tr.Config.Name != cfg.Name {
-		t.Logf("check: -check.replay's trace is of variant %q, not %q: exploring as usual", tr.Config.Name, cfg.Name)
-		return Report{}, false
+		t.Fatalf("check: -check.replay=%s is a trace of variant %q, and this Run's Config.Name is %q: a trace replays only in the Run of its own variant; select that test with -run, or leave -check.replay out to explore", tr.Path, tr.Config.Name, cfg.Name)
 	}
 	started := time.Now()
 	text, err := replayWith(t, kind, tr)
 	fmt.Print(text)
+	if errors.Is(err, ErrNowPasses) {
+		// The user's fix: the schedule that failed passes now. Say so, and pass.
+		fmt.Println(err)
+		return Report{Runs: 1, Elapsed: time.Since(started), Decisions: len(tr.Decisions)}, true
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

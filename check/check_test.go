@@ -245,12 +245,12 @@ func (d seededDecider) steps(max int) int { return max }
 
 func (d seededDecider) pick(progress, faults []choice) (string, error) {
 	if len(faults) > 0 && (len(progress) == 0 || d.r.IntN(10) == 0) {
-		return faults[d.r.IntN(len(faults))].label, nil
+		return faults[d.r.IntN(len(faults))].label(), nil
 	}
 	if len(progress) == 0 {
 		return "", nil
 	}
-	return progress[d.r.IntN(len(progress))].label, nil
+	return progress[d.r.IntN(len(progress))].label(), nil
 }
 
 // TestSameDecisionsGiveByteIdenticalHistories runs every variant on the model's own clients twice with the
@@ -384,7 +384,7 @@ func TestReplayReproducesARun(t *testing.T) {
 }
 
 func TestMalformedTracesGiveTheLine(t *testing.T) {
-	good := "zkmodel trace v1\nvariant: recipe\nclients: 3\nproperty: none\n\ndecisions:\n  apply c2\n  # drain\n  deliver c2\n\nhistory:\n  step 1 ─ apply c2   (t=0s)\n"
+	good := "zkmodel trace v1\nvariant: recipe\nclients: 3\nproperty: none\n\ndecisions:\n  apply c2\n  # drain\n  deliver c2\n\nhistory:\n  step 1 ─ apply c2   (t=0s)\n\nfinal state:\n  time 0.000s\n\nverdict: none: every property held\nend of trace\n"
 	cases := []struct {
 		name, text, want string
 	}{
@@ -395,9 +395,14 @@ func TestMalformedTracesGiveTheLine(t *testing.T) {
 		{"bad decision", strings.Replace(good, "apply c2", "apply two", 1), `:7: malformed decision`},
 		{"unknown fault", strings.Replace(good, "clients: 3", "clients: 3\nfaults: gremlins", 1), `:4: check: unknown fault kind "gremlins"`},
 		{"missing variant", strings.Replace(good, "variant: recipe\n", "", 1), `no "variant" line`},
-		{"truncated after the header", "zkmodel trace v1\nvariant: recipe\nclients: 3\nproperty: none\n", `without its "decisions:" section`},
-		{"truncated in the decisions", strings.Split(good, "  # drain")[0], `without the "# drain" line`},
-		{"truncated before the history", strings.Split(good, "\nhistory:")[0], `without its "history:" section`},
+		{"truncated after the header", "zkmodel trace v1\nvariant: recipe\nclients: 3\nproperty: none\n", `:4: the trace is truncated: it ends inside its header, without its last line "end of trace"`},
+		{"truncated in the decisions", strings.Split(good, "  # drain")[0], `:7: the trace is truncated: it ends inside its decisions section`},
+		{"truncated in the history", strings.Split(good, "\nfinal state:")[0], `:12: the trace is truncated: it ends inside its history section`},
+		{"written before the last line", strings.TrimSuffix(good, "end of trace\n"), `:17: the trace ends with its closing verdict but without the line "end of trace" after it`},
+		{"empty", "", `: the file is empty, not a trace`},
+		{"no decisions section", "zkmodel trace v1\nvariant: recipe\nclients: 3\nproperty: none\nend of trace\n", `without its "decisions:" section`},
+		{"no drain", strings.Replace(good, "  # drain\n", "", 1), `without the "# drain" line`},
+		{"no history section", strings.Split(good, "\nhistory:")[0] + "\nend of trace\n", `without its "history:" section`},
 		{"bad decision after the drain", strings.Replace(good, "deliver c2", "deliver everything", 1), `:9: malformed decision`},
 		{"two drains", strings.Replace(good, "deliver c2", "# drain", 1), `:9: a second "# drain"`},
 		{"variant with a slash", strings.Replace(good, "variant: recipe", "variant: ../../etc/x", 1), `:2: check: Config.Name "../../etc/x"`},

@@ -123,19 +123,24 @@
 // written to Config.TraceDir (zkmodel-traces in the OS's temporary directory by default; -check.traces=DIR
 // overrides it): the configuration, the decisions, the step-by-step history
 // (client, call, arguments, result, events delivered, faults, virtual time), the final state, and the
-// verdict. ParseTrace reads one back (a malformed file gives its line number) and Replay re-runs its decisions,
-// failing with ErrDiverged at the first step that differs. For safety and register violations porcupine's
+// verdict, and a last line "end of trace". ParseTrace reads one back (a malformed file gives its line
+// number; a file without its last line is refused as truncated, wherever it was cut) and Replay re-runs its
+// decisions. When the run comes out differently — after a fix, say — Replay's error, a *Divergence matching
+// ErrDiverged, names the first step that differs and judges the run the schedule gives now: "this schedule
+// now passes" (matching ErrNowPasses) or how it fails now. For safety and register violations porcupine's
 // HTML visualisation is written beside the trace.
 //
 // The failure's log line says how to replay it in the same test: go test -run '^TestMyLock$'
-// -check.replay=FILE. With that flag, Run replays the trace (when its variant is the Config's Name) instead
-// of exploring, prints it, and fails as the recorded run did. The flags -check.traces, -check.n and
+// -check.replay=FILE. With that flag, Run replays the trace instead of exploring, prints it, and fails as the
+// recorded run did; if the schedule now passes, it says so and the test passes. A trace of another variant
+// (another Config.Name) fails the test, naming the variant. The flags -check.traces, -check.n and
 // -check.shrink set Config.TraceDir, Checks and Shrink from the command line; rapid's own flags work too.
 //
 // Bad input is refused before anything runs, with a sentence that says what to do: a nil Factory, one that
-// returns a nil Locker, negative Config fields, unknown fault bits, a Name that cannot name a file (it may
-// hold letters, digits, '-', '_' and '.', and not ".."); ParseTrace refuses a truncated or malformed trace
-// with its file and line.
+// returns a nil Locker (a typed nil, or an adapter around nil, included), negative Config fields, unknown
+// fault bits, more than 100 clients or 400 rounds in all, a semaphore with as many leases as clients, a Name
+// that cannot name a file (it may hold letters, digits, '-', '_' and '.', and not ".."); ParseTrace refuses a
+// truncated or malformed trace with its file and line.
 //
 // # Mutants
 //

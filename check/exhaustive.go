@@ -203,10 +203,10 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 	d.k++
 	labels := make([]string, 0, len(progress)+len(faults))
 	for _, c := range progress {
-		labels = append(labels, c.label)
+		labels = append(labels, c.label())
 	}
 	for _, c := range faults {
-		labels = append(labels, c.label)
+		labels = append(labels, c.label())
 	}
 	if s.bound >= 0 {
 		labels = d.allowed(labels, len(progress), s.bound)

@@ -327,19 +327,19 @@ func livenessVerdict(h []*event, dump string, stuck []int) string {
 			}
 		case "model:apply":
 			w := waits[e.client]
-			f := strings.Fields(e.text)
+			f0, f1, nf := firstFields(e.text)
 			_, res, _ := strings.Cut(e.text, " -> ")
-			if r := strings.Fields(res); len(f) > 0 && f[0] == "create" && len(r) > 0 && created[e.client] != nil {
-				created[e.client][r[0]] = true
+			if r0, _, nr := firstFields(res); nf > 0 && f0 == "create" && nr > 0 && created[e.client] != nil {
+				created[e.client][r0] = true
 			}
-			if w == nil || len(f) < 2 || !strings.HasSuffix(f[0], "W") {
+			if w == nil || nf < 2 || !strings.HasSuffix(f0, "W") {
 				continue
 			}
-			w.path, w.fired = f[1], 0
+			w.path, w.fired = f1, 0
 			w.exists = !strings.HasPrefix(res, "false") && !strings.HasPrefix(res, "error")
 		case "model:event":
 			if w := waits[e.client]; w != nil && w.path != "" && w.fired == 0 {
-				if f := strings.Fields(e.text); len(f) > 1 && f[1] == w.path {
+				if _, f1, nf := firstFields(e.text); nf > 1 && f1 == w.path {
 					w.fired = e.step
 				}
 			}
@@ -538,13 +538,13 @@ func herd(h []*event, prim Primitive) string {
 			inLock[e.client] = false
 		case e.kind == "model:apply":
 			lastActor = e.client
-			f := strings.Fields(e.text)
-			if len(f) > 1 && strings.HasSuffix(f[0], "W") && inLock[e.client] {
-				watched[e.client][f[1]] = true
+			f0, f1, nf := firstFields(e.text)
+			if nf > 1 && strings.HasSuffix(f0, "W") && inLock[e.client] {
+				watched[e.client][f1] = true
 			}
-			if _, res, ok := strings.Cut(e.text, " -> "); ok && len(f) > 0 && f[0] == "create" && inLock[e.client] {
-				if r := strings.Fields(res); len(r) > 0 && strings.HasPrefix(r[0], "/") {
-					own[e.client][r[0]] = true
+			if _, res, ok := strings.Cut(e.text, " -> "); ok && nf > 0 && f0 == "create" && inLock[e.client] {
+				if r0, _, nr := firstFields(res); nr > 0 && strings.HasPrefix(r0, "/") {
+					own[e.client][r0] = true
 				}
 			}
 		case e.kind == "model:expire":
@@ -606,4 +606,20 @@ func (o *outcome) visualize(path string) error {
 	}
 	_, info := porcupine.CheckOperationsVerbose(m, ops, 10*time.Second)
 	return porcupine.VisualizePath(m, info, path)
+}
+
+// firstFields returns the first two fields of strings.Fields(s) ("" for a missing one) and how many of the
+// two s has, without making the slice of them all: the properties read two words of every applied request.
+func firstFields(s string) (first, second string, n int) {
+	for f := range strings.FieldsSeq(s) {
+		if n == 0 {
+			first = f
+		} else {
+			second = f
+		}
+		if n++; n == 2 {
+			break
+		}
+	}
+	return first, second, n
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing/synctest"
 	"time"
+	"unicode"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/model"
@@ -117,29 +119,40 @@ type run struct {
 	elapsed  int64 // virtual ms since start
 	stopping bool  // the run is over: clients start no new round
 
+	eventBlock []event // where addLocked makes the next events
+
 	decisions []string
 	explored  int // decisions taken before the drain
-	wg        sync.WaitGroup
-	rand      *runRand // the run's crypto/rand stream (RunZK's runs), which its goroutines read
+
+	progressBuf, faultBuf []choice // list's buffers
+	wg                    sync.WaitGroup
+	rand                  *runRand // the run's crypto/rand stream (RunZK's runs), which its goroutines read
 }
 
 // react records what a client did, as a reaction to the current step.
 func (r *run) react(c int, kind, text string, fill func(*event)) {
-	r.add(phaseReaction, &event{client: c, kind: kind, text: text}, fill)
+	r.add(phaseReaction, event{client: c, kind: kind, text: text}, fill)
 }
 
 // note records what the scheduler did, as part of the current step.
 func (r *run) note(c int, kind, text string, fill func(*event)) {
-	r.add(phaseStep, &event{client: c, kind: kind, text: text}, fill)
+	r.add(phaseStep, event{client: c, kind: kind, text: text}, fill)
 }
 
-func (r *run) add(phase int, e *event, fill func(*event)) {
+func (r *run) add(phase int, e event, fill func(*event)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.addLocked(phase, e, fill)
 }
 
-func (r *run) addLocked(phase int, e *event, fill func(*event)) {
+// addLocked records e. Events are made in blocks, a run records hundreds.
+func (r *run) addLocked(phase int, ev event, fill func(*event)) {
+	if len(r.eventBlock) == 0 {
+		r.eventBlock = make([]event, 64)
+	}
+	e := &r.eventBlock[0]
+	r.eventBlock = r.eventBlock[1:]
+	*e = ev
 	e.step, e.phase = r.step, phase
 	if cl := r.byID[e.client]; cl != nil {
 		cl.seq++
@@ -181,7 +194,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 	r.srv = model.NewServer(append(opts, model.WithObserver(func(rec model.Record) {
 		// Called under the model's lock, from the scheduler or from a client goroutine: the record says
 		// whether the step itself produced it.
-		e := &event{client: rec.Client, kind: "model:" + rec.Kind, text: rec.Detail, session: rec.Session}
+		e := event{client: rec.Client, kind: recordKind(rec.Kind), text: rec.Detail, session: rec.Session}
 		if rec.Kind == "notify" {
 			e.path, e.zxid = parseNotify(rec.Detail)
 		}
@@ -196,6 +209,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 		b.bind(r) // the exhaustive search reads what each decision did
 	}
 	if err := r.setup(kind); err != nil {
+		r.abandon()
 		out.property, out.verdict = "setup", err.Error()
 		return out
 	}
@@ -287,16 +301,16 @@ func (r *run) setup(kind clients) error {
 	r.mu.Unlock()
 	for _, c := range r.clients {
 		c.lock = kind.lock(c.conn, lockDir)
-		if c.lock == nil {
-			return fmt.Errorf("the Factory returned a nil Locker for client c%d: it must return a lock on the given connection and path", c.id)
+		if why := nilLocker(c.lock); why != "" {
+			return fmt.Errorf("the Factory returned %s for client c%d: it must return a lock on the given connection and path", why, c.id)
 		}
 		if r.cfg.Primitive == ReadWrite {
 			rw, ok := c.lock.(RWLocker)
 			if !ok {
 				return fmt.Errorf("the Factory returned a %T for client c%d, which has no RLocker() Locker method: a ReadWrite Factory's Locker is the write side and must return the read side from RLocker (check.RWLocker)", c.lock, c.id)
 			}
-			if c.rlock = rw.RLocker(); c.rlock == nil {
-				return fmt.Errorf("the RLocker of client c%d's Locker returned nil: it must return the read side", c.id)
+			if c.rlock = rw.RLocker(); nilLocker(c.rlock) != "" {
+				return fmt.Errorf("the RLocker of client c%d's Locker returned %s: it must return the read side", c.id, nilLocker(c.rlock))
 			}
 		}
 	}
@@ -432,18 +446,42 @@ func parseNotify(detail string) (path string, zxid int64) {
 	f := strings.Fields(detail)
 	if len(f) >= 3 {
 		path = f[1]
-		fmt.Sscanf(f[2], "zxid=%d", &zxid)
+		if n, ok := strings.CutPrefix(f[2], "zxid="); ok {
+			zxid, _ = strconv.ParseInt(n, 10, 64)
+		}
 	}
 	return path, zxid
 }
+
+// recordKind is the kind of the event of a model record of the given kind: "model:" and the record's.
+func recordKind(kind string) string {
+	if k, ok := recordKinds[kind]; ok {
+		return k
+	}
+	return "model:" + kind
+}
+
+// recordKinds are recordKind's answers for the model's record kinds (model.Record), made once.
+var recordKinds = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"send", "apply", "notify", "reply", "event", "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "reap", "close", "stop", "start", "drop", "connect", "reconfig"} {
+		m[k] = "model:" + k
+	}
+	return m
+}()
 
 // lockNodes lists the ephemeral nodes under lockDir in a model Dump: what a recipe's clients leave behind.
 // Persistent nodes (a semaphore's leases and locks directories) are the recipe's own structure.
 func lockNodes(dump string) []string {
 	var out []string
-	for _, line := range strings.Split(dump, "\n") {
+	for line := range strings.Lines(dump) {
+		line = strings.TrimSuffix(line, "\n")
 		if strings.HasPrefix(line, "node "+lockDir+"/") && !strings.Contains(line, " owner=0x0 ") {
-			out = append(out, strings.Fields(line)[1])
+			path := line[len("node "):] // the line's second field, as strings.Fields has it
+			if i := strings.IndexFunc(path, unicode.IsSpace); i >= 0 {
+				path = path[:i]
+			}
+			out = append(out, path)
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing/synctest"
 	"time"
@@ -22,10 +23,49 @@ const idleLimit = 2 * time.Minute
 // drainLimit bounds the fair drain after the faults stop; a run that has not quiesced by then is a livelock.
 const drainLimit = 20000
 
-// choice is one thing the scheduler can make happen next.
+// choice is one thing the scheduler can make happen next: a model step, or an action of the scheduler's
+// own. Its label, what traces call it ("apply c2", "stop s1", "cs-write c3", "advance 14s"), is made only
+// when asked for: a decision lists many choices and takes one.
 type choice struct {
-	label string
-	do    func()
+	name   string // the label's first word (a step kind's name, "cs-read", …), or the whole label when on is 0
+	on     byte   // 'c' when the label goes on to name client id, 's' server id
+	id     int
+	what   choiceKind
+	step   model.Step              // stepChoice: the model step
+	cl     *client                 // answerChoice: the client whose register request is answered
+	cancel context.CancelCauseFunc // cancelChoice: the Lock call's cancel
+}
+
+// choiceKind is what taking a choice does.
+type choiceKind uint8
+
+const (
+	stepChoice    choiceKind = iota // the model takes a step
+	answerChoice                    // the register answers a client's request
+	advanceChoice                   // the clock jumps (FaultAdvance)
+	cancelChoice                    // a Lock call's context is cancelled (FaultCancel)
+)
+
+// label is the choice's label; for a model step, the step's String.
+func (c *choice) label() string {
+	if c.on == 0 {
+		return c.name
+	}
+	return string(c.appendLabel(make([]byte, 0, len(c.name)+8)))
+}
+
+func (c *choice) appendLabel(b []byte) []byte {
+	b = append(append(b, c.name...), ' ', c.on)
+	return strconv.AppendInt(b, int64(c.id), 10)
+}
+
+// is reports whether label is the choice's label, without making it.
+func (c *choice) is(label string) bool {
+	if c.on == 0 {
+		return label == c.name
+	}
+	var buf [48]byte
+	return len(label) <= len(buf) && string(c.appendLabel(buf[:0])) == label
 }
 
 // decider picks the next choice: among progress choices, or, while faults are allowed, among faults.
@@ -44,13 +84,33 @@ type rapidDecider struct{ t *rapid.T }
 func (d rapidDecider) steps(max int) int { return rapid.IntRange(1, max).Draw(d.t, "steps") }
 
 func (d rapidDecider) pick(progress, faults []choice) (string, error) {
-	if len(faults) > 0 && (len(progress) == 0 || rapid.IntRange(0, 99).Draw(d.t, "fault?") >= 90) {
-		return faults[rapid.IntRange(0, len(faults)-1).Draw(d.t, "fault")].label, nil
+	if len(faults) > 0 && (len(progress) == 0 || percent.Draw(d.t, "fault?") >= 90) {
+		return faults[drawIndex(d.t, len(faults), "fault")].label(), nil
 	}
 	if len(progress) == 0 {
 		return "", nil
 	}
-	return progress[rapid.IntRange(0, len(progress)-1).Draw(d.t, "step")].label, nil
+	return progress[drawIndex(d.t, len(progress), "step")].label(), nil
+}
+
+// rapidDecider's generators, made once: rapid.IntRange makes a generator per call, and every decision
+// draws. A generator holds nothing of a draw (the draws come from the rapid.T), so runs share them.
+var (
+	percent = rapid.IntRange(0, 99)
+	indexOf = func() (g [16]*rapid.Generator[int]) {
+		for i := range g {
+			g[i] = rapid.IntRange(0, i)
+		}
+		return g
+	}()
+)
+
+// drawIndex draws an index into n choices, as rapid.IntRange(0, n-1).Draw does.
+func drawIndex(t *rapid.T, n int, label string) int {
+	if n <= len(indexOf) {
+		return indexOf[n-1].Draw(t, label)
+	}
+	return rapid.IntRange(0, n-1).Draw(t, label)
 }
 
 // nothingChosen is the decision that ends an exploration which looked for a choice and took none (there was
@@ -76,13 +136,13 @@ func (d *replayDecider) pick(progress, faults []choice) (string, error) {
 		return "", nil
 	}
 	for _, c := range append(append([]choice(nil), progress...), faults...) {
-		if c.label == want {
+		if c.is(want) {
 			return want, nil
 		}
 	}
 	var avail []string
 	for _, c := range append(append([]choice(nil), progress...), faults...) {
-		avail = append(avail, c.label)
+		avail = append(avail, c.label())
 	}
 	return "", fmt.Errorf("decision %d %q cannot be taken: the run has diverged from the trace (possible now: %s)", d.next, want, strings.Join(avail, ", "))
 }
@@ -106,10 +166,10 @@ func (r *run) schedule(d decider) error {
 			ended = true
 			break
 		}
-		if take(label, progress) {
+		if r.take(label, progress) {
 			continue
 		}
-		if take(label, faultChoices) {
+		if r.take(label, faultChoices) {
 			faults++
 		}
 	}
@@ -125,19 +185,46 @@ func (r *run) schedule(d decider) error {
 		if len(progress) == 0 {
 			return nil
 		}
-		progress[n%len(progress)].do()
+		r.do(&progress[n%len(progress)])
 	}
 	return nil
 }
 
-func take(label string, cs []choice) bool {
-	for _, c := range cs {
-		if c.label == label {
-			c.do()
+// take does the first of cs whose label is label, and reports whether there was one.
+func (r *run) take(label string, cs []choice) bool {
+	for i := range cs {
+		if cs[i].is(label) {
+			r.do(&cs[i])
 			return true
 		}
 	}
 	return false
+}
+
+// do takes a choice: it records the decision, begins the step and carries it out.
+func (r *run) do(c *choice) {
+	label := c.label()
+	r.decisions = append(r.decisions, label)
+	r.beginStep(label)
+	switch c.what {
+	case stepChoice:
+		if err := r.srv.Do(c.step); err != nil {
+			panic(fmt.Sprintf("check: model refused a step it offered: %v", err))
+		}
+	case answerChoice:
+		req := *c.cl.pending
+		c.cl.pending = nil
+		ok := r.reg.admit(req.token, req.shared)
+		if ok && req.write {
+			r.reg.value = req.value
+		}
+		req.reply <- regReply{ok: ok, value: r.reg.value}
+	case advanceChoice:
+		r.advance(advanceBy)
+	case cancelChoice:
+		r.note(c.id, "cancelled", "Lock's context cancelled", nil)
+		c.cancel(context.Canceled)
+	}
 }
 
 // choices waits until every client is blocked, then lists what can happen next. When nothing can, it lets
@@ -166,7 +253,16 @@ func (r *run) allDone() bool {
 	return true
 }
 
+// list returns what can happen next. The two slices are the run's own buffers, which the next list reuses:
+// a decision is taken before the scheduler looks again.
 func (r *run) list(allowFaults bool) (progress, faults []choice) {
+	progress, faults = r.progressBuf[:0], r.faultBuf[:0]
+	defer func() {
+		r.progressBuf = progress[:0]
+		if faults != nil {
+			r.faultBuf = faults[:0]
+		}
+	}()
 	// Register requests waiting for the scheduler.
 	for _, c := range r.clients {
 		select {
@@ -176,48 +272,35 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		}
 	}
 	for _, st := range r.srv.Pending() {
-		progress = append(progress, r.modelChoice(st))
+		progress = append(progress, modelChoice(st))
 	}
 	for _, c := range r.clients {
 		if c.pending == nil {
 			continue
 		}
-		c := c
 		kind := "cs-read"
 		if c.pending.write {
 			kind = "cs-write"
 		}
-		progress = append(progress, r.choice(fmt.Sprintf("%s c%d", kind, c.id), func() {
-			req := *c.pending
-			c.pending = nil
-			ok := r.reg.admit(req.token, req.shared)
-			if ok && req.write {
-				r.reg.value = req.value
-			}
-			req.reply <- regReply{ok: ok, value: r.reg.value}
-		}))
+		progress = append(progress, choice{name: kind, on: 'c', id: c.id, what: answerChoice, cl: c})
 	}
 	if !allowFaults {
-		return progress, nil
+		faults = nil
+		return progress, faults
 	}
 	for _, st := range r.srv.Faults() {
-		if r.cfg.Faults&faultOfStep[st.Kind] != 0 {
-			faults = append(faults, r.modelChoice(st))
+		if r.cfg.Faults&faultOfStep(st.Kind) != 0 {
+			faults = append(faults, modelChoice(st))
 		}
 	}
 	if r.cfg.Faults&FaultAdvance != 0 {
-		d := sessionTimeout + 4*time.Second
-		faults = append(faults, r.choice("advance "+d.String(), func() { r.advance(d) }))
+		faults = append(faults, choice{name: advanceLabel, what: advanceChoice})
 	}
 	if r.cfg.Faults&FaultCancel != 0 {
 		r.mu.Lock()
 		for _, c := range r.clients {
 			if c.inLock && c.cancel != nil {
-				cancel, id := c.cancel, c.id
-				faults = append(faults, r.choice(fmt.Sprintf("cancel c%d", c.id), func() {
-					r.note(id, "cancelled", "Lock's context cancelled", nil)
-					cancel(context.Canceled)
-				}))
+				faults = append(faults, choice{name: "cancel", on: 'c', id: c.id, what: cancelChoice, cancel: c.cancel})
 			}
 		}
 		r.mu.Unlock()
@@ -226,23 +309,33 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 }
 
 // faultOfStep maps the model's fault steps to the fault kinds that enable them.
-var faultOfStep = map[model.StepKind]Fault{model.LoseRequest: FaultLoseRequest, model.LoseReply: FaultLoseReply, model.Disconnect: FaultDisconnect, model.ExpireSession: FaultExpire, model.StopServer: FaultStopServer}
-
-func (r *run) modelChoice(st model.Step) choice {
-	return r.choice(st.String(), func() {
-		if err := r.srv.Do(st); err != nil {
-			panic(fmt.Sprintf("check: model refused a step it offered: %v", err))
-		}
-	})
+func faultOfStep(k model.StepKind) Fault {
+	switch k {
+	case model.LoseRequest:
+		return FaultLoseRequest
+	case model.LoseReply:
+		return FaultLoseReply
+	case model.Disconnect:
+		return FaultDisconnect
+	case model.ExpireSession:
+		return FaultExpire
+	case model.StopServer:
+		return FaultStopServer
+	}
+	return 0
 }
 
-// choice wraps an action so that taking it advances the step counter and records the decision.
-func (r *run) choice(label string, do func()) choice {
-	return choice{label: label, do: func() {
-		r.decisions = append(r.decisions, label)
-		r.beginStep(label)
-		do()
-	}}
+// The FaultAdvance choice: the clock jumps past the session timeout.
+const advanceBy = sessionTimeout + 4*time.Second
+
+var advanceLabel = "advance " + advanceBy.String()
+
+// modelChoice is the choice of a model step; its label is the step's String.
+func modelChoice(st model.Step) choice {
+	if st.Kind == model.StopServer || st.Kind == model.StartServer {
+		return choice{name: st.Kind.String(), on: 's', id: st.Server, step: st}
+	}
+	return choice{name: st.Kind.String(), on: 'c', id: st.Client, step: st}
 }
 
 // beginStep starts the next step of the history with the scheduler's decision.
@@ -250,7 +343,7 @@ func (r *run) beginStep(label string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.step++
-	r.addLocked(phaseStep, &event{kind: "decision", text: label, at: r.elapsed}, nil)
+	r.addLocked(phaseStep, event{kind: "decision", text: label, at: r.elapsed}, nil)
 }
 
 // advance moves the model's clock and cancels the Lock calls whose deadline it passes.

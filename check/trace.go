@@ -32,10 +32,20 @@ import (
 //	      c1  model:apply   create /lock/… -> …
 //	  ...
 //
+//	final state:
+//	  ...                              (the model's Dump)
+//
+//	verdict: liveness: after the faults stopped ...
+//	end of trace
+//
 // Only the header and the decisions before "# drain" are read back: replay takes those decisions, drains the
-// same way, and must reproduce the history line for line.
+// same way, and must reproduce the history line for line. The last line, traceEnd, tells a complete file from
+// one cut short, wherever it was cut: a file without it is refused as truncated.
 
 const traceMagic = "zkmodel trace v1"
+
+// traceEnd is a trace's last line (since v0.1.0; the committed corpus has it appended).
+const traceEnd = "end of trace"
 
 // render writes the outcome as a trace.
 func (o *outcome) render(cfg Config) string {
@@ -72,6 +82,7 @@ func (o *outcome) render(cfg Config) string {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
 	fmt.Fprintf(&b, "\nverdict: %s: %s\n", prop, verdict)
+	b.WriteString(traceEnd + "\n")
 	return b.String()
 }
 
@@ -128,11 +139,19 @@ func ParseTrace(path string) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("check: reading trace: %w", err)
 	}
+	return parseTrace(path, string(data))
+}
+
+// parseTrace reads a trace file's text.
+func parseTrace(path, data string) (*Trace, error) {
 	tr := &Trace{Path: path, ClientKind: modelKind}
 	bad := func(line int, format string, args ...any) error {
 		return fmt.Errorf("check: %s:%d: %s", path, line, fmt.Sprintf(format, args...))
 	}
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	if err := truncated(path, data); err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(strings.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	section, n := "header", 0
 	var history strings.Builder
@@ -152,7 +171,7 @@ func ParseTrace(path string) (*Trace, error) {
 			section = strings.TrimSuffix(line, ":")
 			seen[line] = true
 			continue
-		case strings.HasPrefix(line, "verdict: ") && section != "header":
+		case strings.HasPrefix(line, "verdict: ") && section != "header", line == traceEnd:
 			section = "end"
 			continue
 		}
@@ -280,12 +299,14 @@ func (tr *Trace) setHeader(key, val string) error {
 	return err
 }
 
-// ErrDiverged is wrapped by Replay's error when a trace no longer replays.
+// ErrDiverged is matched (errors.Is) by Replay's error when a trace no longer replays; the error is a
+// *Divergence, which says what the trace's schedule does now.
 var ErrDiverged = errors.New("check: the replay diverged from the trace")
 
-// Replay re-runs a trace's decisions with f and returns the replayed trace's text. It fails (with an error
-// wrapping ErrDiverged, naming the first step that differs) when a decision cannot be taken or the history or
-// verdict come out differently.
+// Replay re-runs a trace's decisions with f and returns the replayed trace's text. When the history or the
+// verdict come out differently, or a decision cannot be taken, it fails with a *Divergence (matching
+// ErrDiverged) that names the first difference and judges the run the schedule gives now — "this schedule
+// now passes" (matching ErrNowPasses), or fails differently — and the text is that run's.
 func Replay(t *testing.T, f Factory, tr *Trace) (string, error) {
 	t.Helper()
 	return replayWith(t, modelClients(f), tr)
@@ -304,21 +325,28 @@ func replayWith(t *testing.T, kind clients, tr *Trace) (string, error) {
 	synctest.Test(t, func(t *testing.T) {
 		out = executeWith(kind, cfg, &replayDecider{decisions: tr.Decisions})
 	})
-	text := out.render(cfg)
-	if out.property == "replay" {
-		return text, fmt.Errorf("%w: %s: %s", ErrDiverged, tr.Path, out.verdict)
-	}
-	if i, w, g, differ := firstDifferentLine(tr.History, out.historyText()); differ {
-		return text, fmt.Errorf("%w: %s: history line %d (%s): recorded %q, replayed %q", ErrDiverged, tr.Path, i+1, stepOf(strings.Split(tr.History, "\n"), i), w, g)
-	}
 	prop := out.property
 	if prop == "" {
 		prop = "none"
 	}
-	if prop != tr.Property {
-		return text, fmt.Errorf("%w: %s: recorded verdict %q, replayed %q (%s)", ErrDiverged, tr.Path, tr.Property, prop, out.verdict)
+	d := &Divergence{Path: tr.Path, RecordedProperty: tr.Property, Property: out.property, Verdict: out.verdict,
+		Followed: len(tr.Decisions), Decisions: len(tr.Decisions)}
+	if i, w, g, differ := firstDifferentLine(tr.History, out.historyText()); out.property == "replay" {
+		// A decision cannot be taken: judge the run that follows the decisions before it, then drains.
+		d.Where = out.verdict
+		follow := &followDecider{replayDecider: replayDecider{decisions: tr.Decisions}}
+		synctest.Test(t, func(t *testing.T) {
+			out = executeWith(kind, cfg, follow)
+		})
+		d.Property, d.Verdict, d.Followed = out.property, out.verdict, follow.followed
+	} else if differ {
+		d.Where = fmt.Sprintf("history line %d (%s): recorded %q, replayed %q", i+1, stepOf(strings.Split(tr.History, "\n"), i), w, g)
+	} else if prop != tr.Property {
+		d.Where = fmt.Sprintf("its verdict, with the same history: recorded %q, replayed %q", tr.Property, prop)
+	} else {
+		return out.render(cfg), nil
 	}
-	return text, nil
+	return out.render(cfg), d
 }
 
 // firstDifferentLine returns the index of the first line where a and b differ, and those lines ("" past the
@@ -348,4 +376,31 @@ func stepOf(lines []string, i int) string {
 		}
 	}
 	return "before the first step"
+}
+
+// truncated refuses a trace that does not end with its last line, traceEnd: a file cut short, wherever it was
+// cut. It says where the file ends, so that a cut is not mistaken for a malformed line or, replayed, for a
+// divergence.
+func truncated(path, data string) error {
+	if data == "" {
+		return fmt.Errorf("check: %s: the file is empty, not a trace: a trace starts with %q and ends with %q (was it cut while being written? write it again)", path, traceMagic, traceEnd)
+	}
+	if !strings.HasPrefix(data, traceMagic+"\n") && !strings.HasPrefix(traceMagic, data) {
+		return fmt.Errorf("check: %s:1: not a zkmodel trace: the first line must be %q", path, traceMagic)
+	}
+	if strings.HasSuffix(data, "\n"+traceEnd+"\n") {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(data, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if strings.HasPrefix(last, "verdict: ") && strings.Contains(data, "\nfinal state:\n") {
+		return fmt.Errorf("check: %s:%d: the trace ends with its closing verdict but without the line %q after it: it is truncated, or was written before zkmodel v0.1.0 added that line (if the file is otherwise complete, append the line)", path, len(lines), traceEnd)
+	}
+	section := "header"
+	for _, s := range []string{"decisions", "history", "final state"} {
+		if strings.Contains(data, "\n"+s+":\n") {
+			section = s + " section"
+		}
+	}
+	return fmt.Errorf("check: %s:%d: the trace is truncated: it ends inside its %s, without its last line %q; write it again (make check, or your test with -check.traces)", path, len(lines), section, traceEnd)
 }

@@ -119,11 +119,12 @@ func RunZK(t *testing.T, f ZKFactory, cfg Config) Report {
 	if f == nil {
 		t.Fatal("check: RunZK needs a ZKFactory: a func(conn *zk.Conn, path string) Locker that makes your lock")
 	}
-	return runWith(t, wireClients(f), cfg)
+	return named(runWith(t, wireClients(f), cfg), cfg)
 }
 
 // ReplayZK is Replay for a trace RunZK wrote: it re-runs the trace's decisions with f's lock on go-zookeeper
-// clients and fails with ErrDiverged at the first step that differs.
+// clients; when the run comes out differently, its error is a *Divergence that names the first step that
+// differs and says what the schedule does now.
 func ReplayZK(t *testing.T, f ZKFactory, tr *Trace) (string, error) {
 	t.Helper()
 	return replayWith(t, wireClients(f), tr)

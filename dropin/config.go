@@ -20,8 +20,10 @@ import (
 
 // Config is what the stand-in reads from a ZooKeeper server's zoo.cfg, its myid file and the Java system
 // properties in SERVER_JVMFLAGS/JVMFLAGS: enough to run that server as one member of an emulated ensemble.
-// Keys the model has no use for (initLimit, syncLimit, autopurge.*, admin.*, …) are ignored, as ZooKeeper
-// ignores keys it does not know.
+// Keys the model has no use for (autopurge.*, admin.*, …) are ignored, as ZooKeeper ignores keys it does not
+// know; as 3.8 does, a zoo.cfg key its configuration parser does not know is also the system property
+// zookeeper.KEY (zoo.cfg's extendedTypesEnabled=true is -Dzookeeper.extendedTypesEnabled=true), zoo.cfg's
+// winning over the JVM flags.
 type Config struct {
 	// File is the zoo.cfg the configuration was read from.
 	File string
@@ -38,9 +40,12 @@ type Config struct {
 	MinSessionTimeout, MaxSessionTimeout time.Duration
 	// Members are the server.N lines, sorted by N; empty for a standalone server.
 	Members []Member
-	// MyID is the server's id from dataDir/myid (0 for a standalone server without one).
+	// MyID is the server's id from dataDir/myid (0 for a standalone server without one). A standalone
+	// server reads the file too, when it is there, as 3.8 does: its id picks the client port of its
+	// server.N line.
 	MyID int
-	// FourLetterWords is 4lw.commands.whitelist as written ("" when absent: ZooKeeper's default applies).
+	// FourLetterWords is 4lw.commands.whitelist (zoo.cfg's key or -Dzookeeper.4lw.commands.whitelist) as
+	// written ("" when absent: ZooKeeper's default applies).
 	FourLetterWords string
 	// ReconfigEnabled is reconfigEnabled.
 	ReconfigEnabled bool
@@ -57,16 +62,25 @@ type Config struct {
 	ContainerCheckInterval time.Duration
 
 	// JAASFile is -Djava.security.auth.login.config, absolute ("" for none): its SASLSection's
-	// DigestLoginModule users log in by SASL DIGEST-MD5. LoadConfig checks that it reads.
+	// DigestLoginModule users log in by SASL DIGEST-MD5. LoadConfig checks that it reads and parses (a file
+	// that does not is ErrCannotStart).
 	JAASFile string
 	// SASLSection is -Dzookeeper.sasl.serverconfig, the JAAS section of the server ("Server" when absent).
 	SASLSection string
+	// SASLLogins is whether JAASFile has SASLSection. Without it (an empty file, one with a Client section
+	// only) ZooKeeper 3.8 starts without a SASL server, as if there were no JAAS file: a SASL token gets a
+	// null token, so logins fail.
+	SASLLogins bool
 	// SASLSuperUser is -Dzookeeper.superUser: the SASL user whose login is super ("" for none).
 	SASLSuperUser string
 	// SASLACLs is an authProvider.N line in zoo.cfg (or a -Dzookeeper.authProvider.N property) naming
 	// org.apache.zookeeper.server.auth.SASLAuthenticationProvider: the sasl ACL scheme is on.
 	SASLACLs bool
 }
+
+// ErrCannotStart marks what ZooKeeper 3.8 finds wrong only as it starts the server, its configuration read:
+// a JAAS file it cannot read or parse. 3.8 exits 1 for these, and 2 for a configuration it refuses.
+var ErrCannotStart = errors.New("unable to start the server")
 
 // saslAuthProvider is the class an authProvider line names to turn the sasl ACL scheme on.
 const saslAuthProvider = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
@@ -174,15 +188,16 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 		// ZooKeeper refuses it so: "minSessionTimeout must not be larger than maxSessionTimeout".
 		return Config{}, fmt.Errorf("%s: minSessionTimeout (%v) must not be larger than maxSessionTimeout (%v)", abs, lo, hi)
 	}
-	if p, ok := get("4lw.commands.whitelist"); ok {
-		c.FourLetterWords = p.value
-	}
 	if p, ok := get("reconfigEnabled"); ok {
-		c.ReconfigEnabled = strings.EqualFold(p.value, "true")
+		if c.ReconfigEnabled, err = parseBool(p); err != nil {
+			return Config{}, err
+		}
 	}
 	standaloneEnabled := true
 	if p, ok := get("standaloneEnabled"); ok {
-		standaloneEnabled = !strings.EqualFold(p.value, "false")
+		if standaloneEnabled, err = parseBool(p); err != nil {
+			return Config{}, err
+		}
 	}
 	if p, ok := get("dynamicConfigFile"); ok && p.value != "" {
 		dyn := p.value
@@ -195,13 +210,13 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 		}
 		for _, q := range more.list {
 			if strings.HasPrefix(q.key, "server.") {
-				props.list = append(props.list, q)
+				props.add(q)
 			}
 		}
 	}
 	for _, q := range props.list {
-		if !strings.HasPrefix(q.key, "server.") {
-			continue
+		if !strings.HasPrefix(q.key, "server.") || props.byKey[q.key] != q {
+			continue // a key given twice: its last line wins, as in java.util.Properties
 		}
 		m, err := parseMember(q)
 		if err != nil {
@@ -213,6 +228,7 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 		c.Members = append(c.Members, m)
 	}
 	slices.SortFunc(c.Members, func(a, b Member) int { return a.ID - b.ID })
+	lines := c.Members
 	if len(c.Members) == 1 && standaloneEnabled {
 		c.Members = nil // one server.N line with standalone mode enabled: ZooKeeper runs standalone
 	}
@@ -228,18 +244,39 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 		}
 		port = n
 	}
+	if p, ok := get("clientPortAddress"); ok && p.value != "" && port == 0 {
+		return Config{}, bad(p, "clientPortAddress is set but clientPort is not set (add clientPort=2181)")
+	}
+	id, hasID, err := readMyID(c.DataDir)
+	if err != nil {
+		return Config{}, err
+	}
 	if !c.Standalone() {
-		id, err := readMyID(c.DataDir)
-		if err != nil {
-			return Config{}, err
+		// 3.8 checks these of an ensemble's server only (QuorumPeerConfig.checkValidity).
+		for _, key := range []string{"initLimit", "syncLimit"} {
+			p, ok := get(key)
+			if !ok {
+				return Config{}, fmt.Errorf("%s: %s is not set (an ensemble's server needs initLimit and syncLimit, in ticks: add %s=10)", abs, key, key)
+			}
+			if n, err := strconv.Atoi(p.value); err != nil || n <= 0 {
+				return Config{}, bad(p, "%q: want a positive number of ticks", p.value)
+			}
 		}
-		c.MyID = id
-		i := slices.IndexFunc(c.Members, func(m Member) bool { return m.ID == id })
-		if i < 0 {
+		if !hasID {
+			return Config{}, fmt.Errorf("an ensemble's server needs its id in %s: myid file is missing", filepath.Join(c.DataDir, "myid"))
+		}
+		if !slices.ContainsFunc(c.Members, func(m Member) bool { return m.ID == id }) {
 			return Config{}, fmt.Errorf("%s: myid %d has no server.%d line (the ids are %s)", filepath.Join(c.DataDir, "myid"), id, id, memberIDs(c.Members))
 		}
-		if a := c.Members[i].ClientAddr; a != "" {
-			h, p, _ := net.SplitHostPort(a) // parseMember checked it
+	}
+	if hasID {
+		c.MyID = id
+		// The server's own line gives the client address, standalone or not (QuorumPeerConfig.setupClientPort).
+		if m := slices.IndexFunc(lines, func(m Member) bool { return m.ID == id }); m >= 0 && lines[m].ClientAddr != "" {
+			h, p, _ := net.SplitHostPort(lines[m].ClientAddr) // parseMember checked it
+			if port != 0 && strconv.Itoa(port) != p {
+				return Config{}, fmt.Errorf("%s: clientPort %d is different from the client port of server.%d's line (%s): give one of them", abs, port, id, lines[m].ClientAddr)
+			}
 			if h != "" && h != "0.0.0.0" {
 				host = h
 			}
@@ -254,35 +291,53 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	}
 	c.ClientAddr = net.JoinHostPort(host, strconv.Itoa(port))
 
-	for _, q := range props.list {
-		if strings.HasPrefix(q.key, "authProvider.") && q.value == saslAuthProvider {
-			c.SASLACLs = true
-		}
-	}
 	c.SASLSection = jaas.ServerSection
-	if err := c.applyJVMFlags(jvmFlags); err != nil {
+	if err := c.applyJVMFlags(flagProperties(jvmFlags)); err != nil {
 		return Config{}, err
+	}
+	// QuorumPeerConfig sets each key it does not know as the system property zookeeper.KEY, after the JVM's
+	// flags: zoo.cfg's authProvider.1, extendedTypesEnabled, superUser, … are those properties.
+	zooCfgProperties := make([]systemProperty, len(props.list))
+	for i, q := range props.list {
+		zooCfgProperties[i] = systemProperty{"zookeeper." + q.key, q.value}
+	}
+	if err := c.applyJVMFlags(zooCfgProperties); err != nil {
+		return Config{}, fmt.Errorf("%s: %w (given as a zoo.cfg key, which 3.8 sets as the system property zookeeper.KEY)", abs, err)
 	}
 	if c.JAASFile != "" {
 		parsed, err := jaas.ReadFile(c.JAASFile)
-		if err == nil {
-			_, err = parsed.DigestUsers(c.SASLSection)
-		}
 		if err != nil {
-			return Config{}, fmt.Errorf("-Djava.security.auth.login.config=%s: %w", c.JAASFile, err)
+			return Config{}, fmt.Errorf("%w: -Djava.security.auth.login.config=%s: %w", ErrCannotStart, c.JAASFile, err)
+		}
+		// A file without the server's section is no error: 3.8 then runs without a SASL server.
+		if _, c.SASLLogins = parsed[c.SASLSection]; c.SASLLogins {
+			if _, err := parsed.DigestUsers(c.SASLSection); err != nil {
+				return Config{}, fmt.Errorf("-Djava.security.auth.login.config=%s: %w", c.JAASFile, err)
+			}
 		}
 	}
 	return c, nil
 }
 
-// applyJVMFlags reads the -Dkey=value system properties the model has a use for.
-func (c *Config) applyJVMFlags(flags string) error {
+// systemProperty is a Java system property of the server's JVM: a -Dkey=value flag, or a zoo.cfg key.
+type systemProperty struct{ key, value string }
+
+// flagProperties are the -Dkey=value flags among the JVM flags.
+func flagProperties(flags string) []systemProperty {
+	var props []systemProperty
 	for _, f := range strings.Fields(flags) {
-		kv, ok := strings.CutPrefix(f, "-D")
-		if !ok {
-			continue
+		if kv, ok := strings.CutPrefix(f, "-D"); ok {
+			k, v, _ := strings.Cut(kv, "=")
+			props = append(props, systemProperty{k, v})
 		}
-		k, v, _ := strings.Cut(kv, "=")
+	}
+	return props
+}
+
+// applyJVMFlags reads the system properties the model has a use for; a later one of a key wins.
+func (c *Config) applyJVMFlags(props []systemProperty) error {
+	for _, p := range props {
+		k, v := p.key, p.value
 		if strings.HasPrefix(k, "zookeeper.authProvider.") && v == saslAuthProvider {
 			c.SASLACLs = true
 		}
@@ -306,6 +361,8 @@ func (c *Config) applyJVMFlags(flags string) error {
 			c.SASLSection = v
 		case "zookeeper.superUser":
 			c.SASLSuperUser = v
+		case "zookeeper.4lw.commands.whitelist":
+			c.FourLetterWords = v
 		case "zookeeper.extendedTypesEnabled":
 			c.ExtendedTypes = strings.EqualFold(v, "true")
 		case "zookeeper.emulate353TTLNodes":
@@ -333,6 +390,23 @@ type properties struct {
 	byKey map[string]property // the last line of each key wins, as in java.util.Properties
 }
 
+// add appends p; it is its key's value from now on.
+func (ps *properties) add(p property) {
+	ps.list = append(ps.list, p)
+	ps.byKey[p.key] = p
+}
+
+// parseBool reads a boolean as QuorumPeerConfig does: true or false, in any case, and nothing else.
+func parseBool(p property) (bool, error) {
+	switch {
+	case strings.EqualFold(p.value, "true"):
+		return true, nil
+	case strings.EqualFold(p.value, "false"):
+		return false, nil
+	}
+	return false, fmt.Errorf("%s:%d: %s=%s: want true or false (ZooKeeper 3.8 refuses it: \"Invalid option %s for %s. Choose 'true' or 'false.'\")", p.file, p.line, p.key, p.value, p.value, p.key)
+}
+
 // readProperties reads a Java properties file as ZooKeeper's QuorumPeerConfig does: key=value (or key:value,
 // or key value) lines, # and ! comments, surrounding white space trimmed.
 func readProperties(path string) (properties, error) {
@@ -355,9 +429,7 @@ func readProperties(path string) (properties, error) {
 		if i <= 0 {
 			return properties{}, fmt.Errorf("%s:%d: %q: want key=value", path, n, line)
 		}
-		p := property{file: path, line: n, key: strings.TrimSpace(line[:i]), value: strings.TrimSpace(strings.TrimLeft(line[i:], "=: \t"))}
-		ps.list = append(ps.list, p)
-		ps.byKey[p.key] = p
+		ps.add(property{file: path, line: n, key: strings.TrimSpace(line[:i]), value: strings.TrimSpace(strings.TrimLeft(line[i:], "=: \t"))})
 	}
 	if err := sc.Err(); err != nil {
 		return properties{}, fmt.Errorf("read config %s: %w", path, err)
@@ -411,18 +483,23 @@ func parseMember(p property) (Member, error) {
 	return m, nil
 }
 
-// readMyID reads dataDir/myid, the server's id in an ensemble.
-func readMyID(dataDir string) (int, error) {
+// readMyID reads dataDir/myid, the server's id, as 3.8 does: its first line, a number; a missing file is no
+// error (a standalone server needs none), a file that is no number is.
+func readMyID(dataDir string) (id int, ok bool, err error) {
 	path := filepath.Join(dataDir, "myid")
 	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false, nil
+	}
 	if err != nil {
-		return 0, fmt.Errorf("an ensemble's server needs its id in %s: %w", path, err)
+		return 0, false, fmt.Errorf("read the server's id: %w", err)
 	}
-	id, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || id < 0 {
-		return 0, fmt.Errorf("%s: %q is not a server id (want a number, the N of this server's server.N line)", path, strings.TrimSpace(string(b)))
+	first, _, _ := strings.Cut(string(b), "\n")
+	first = strings.TrimSuffix(first, "\r")
+	if id, err = strconv.Atoi(first); err != nil || id < 0 {
+		return 0, false, fmt.Errorf("%s: %q is not a server id (want a number, the N of this server's server.N line)", path, first)
 	}
-	return id, nil
+	return id, true, nil
 }
 
 func memberIDs(ms []Member) string {

@@ -6,6 +6,11 @@
 // configuration (LoadConfig) and runs that server as one member of an emulated ensemble (model.WithEnsemble)
 // shared by every process of the same cluster: the servers whose zoo.cfg files have the same server.N lines.
 //
+// LoadConfig accepts what ZooKeeper 3.8 accepts and refuses what it refuses (TestStandInStartsAsReal, in
+// package clients, starts Debian's zkServer.sh and the stand-in from the same files): a JAAS file without the
+// server's section gives a server without SASL, a JAAS file that cannot be read or parsed is ErrCannotStart
+// (the command exits 1), a configuration 3.8 refuses is an error naming the file and line (exit 2).
+//
 // The ensemble lives in a daemon, one per cluster, that the first member's process starts (detached, its
 // output in a log file) under a file lock. Each member's process holds a unix socket open to it; when the
 // process ends, killed with SIGKILL or not, the daemon stops that member at once: its client connections

@@ -106,6 +106,7 @@ type request struct {
 // String renders the request for traces, e.g. `create /lock/n- flags=3`.
 func (r *request) String() string {
 	var b strings.Builder
+	b.Grow(64 + len(r.path) + len(r.data))
 	b.WriteString(r.op.String())
 	if r.watch {
 		b.WriteString("W")
@@ -114,14 +115,14 @@ func (r *request) String() string {
 		b.WriteString(" " + r.path)
 	}
 	switch r.op {
-	case opCreate, opCreateContainer:
-		fmt.Fprintf(&b, " flags=%d data=%q", r.flags, r.data)
+	case opCreate, opCreateContainer: // fmt's " flags=%d data=%q", without fmt: a checker's run renders many
+		b.WriteString(" flags=" + strconv.FormatInt(int64(r.flags), 10) + " data=" + strconv.Quote(string(r.data)))
 	case opCreateTTL:
 		fmt.Fprintf(&b, " flags=%d ttl=%d data=%q", r.flags, r.ttl, r.data)
 	case opSetData:
-		fmt.Fprintf(&b, " version=%d data=%q", r.version, r.data)
+		b.WriteString(" version=" + strconv.FormatInt(int64(r.version), 10) + " data=" + strconv.Quote(string(r.data)))
 	case opDelete, opCheck:
-		fmt.Fprintf(&b, " version=%d", r.version)
+		b.WriteString(" version=" + strconv.FormatInt(int64(r.version), 10))
 	case opSetACL:
 		fmt.Fprintf(&b, " version=%d acl=%v", r.version, r.acl)
 	case opCheckWatches, opRemoveWatches:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -165,7 +166,7 @@ func (s *Server) record(c *Conn, kind, format string, args ...any) {
 		return
 	}
 	s.seq++
-	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: fmt.Sprintf(format, args...), Step: s.inStep}
+	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: detail(format, args), Step: s.inStep}
 	if c != nil {
 		r.Client, r.Session = c.id, c.session
 	}
@@ -543,7 +544,7 @@ func (s *Server) Pending() []Step {
 	for _, c := range s.clients {
 		for _, k := range []StepKind{Apply, Deliver, Reconnect} {
 			if s.can(c, k) {
-				out = append(out, Step{Kind: k, Client: c.id})
+				out = appendStep(out, Step{Kind: k, Client: c.id})
 			}
 		}
 	}
@@ -565,7 +566,7 @@ func (s *Server) Faults() []Step {
 	for _, c := range s.clients {
 		for _, k := range []StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
 			if s.can(c, k) {
-				out = append(out, Step{Kind: k, Client: c.id})
+				out = appendStep(out, Step{Kind: k, Client: c.id})
 			}
 		}
 	}
@@ -577,6 +578,14 @@ func (s *Server) Faults() []Step {
 		}
 	}
 	return out
+}
+
+// appendStep is append, starting with room for a few: a checker asks for the steps at every decision.
+func appendStep(steps []Step, st Step) []Step {
+	if steps == nil {
+		steps = make([]Step, 0, 8)
+	}
+	return append(steps, st)
 }
 
 func (s *Server) can(c *Conn, k StepKind) bool {
@@ -682,14 +691,14 @@ func describeResult(r *request, res result) string {
 		fmt.Fprintf(&b, "error %q", res.err)
 	case r.op == opCreate || r.op == opSync:
 		b.WriteString(res.path)
-	case r.op == opGetChildren:
-		fmt.Fprintf(&b, "%v", res.children)
+	case r.op == opGetChildren: // fmt's "%v", without fmt: a checker's run renders many
+		b.WriteString("[" + strings.Join(res.children, " ") + "]")
 	case r.op == opGetData:
 		fmt.Fprintf(&b, "%q version=%d", res.data, res.stat.Version)
 	case r.op == opExists:
-		fmt.Fprintf(&b, "true version=%d czxid=%d", res.stat.Version, res.stat.Czxid)
+		b.WriteString("true version=" + strconv.FormatInt(int64(res.stat.Version), 10) + " czxid=" + strconv.FormatInt(res.stat.Czxid, 10))
 	case r.op == opSetData:
-		fmt.Fprintf(&b, "version=%d czxid=%d", res.stat.Version, res.stat.Czxid)
+		b.WriteString("version=" + strconv.FormatInt(int64(res.stat.Version), 10) + " czxid=" + strconv.FormatInt(res.stat.Czxid, 10))
 	case r.op == opMulti:
 		for i, m := range res.multi {
 			if i > 0 {

@@ -6,6 +6,10 @@
 // Usage:
 //
 //	zkmodel serve [-addr 127.0.0.1:2181] [-control 127.0.0.1:0] [-seed 1] [-tick 2s] [-4lw-whitelist srvr]
+//	zkmodel zkserver {start|start-foreground|stop|status|restart|print-cmd|version} [zoo.cfg]
+//
+// zkserver is ZooKeeper's server script on the model, which dropin/bin/zkServer.sh runs for harnesses that
+// start ZooKeeper themselves (see package dropin); the rest of this comment is about serve.
 //
 // Each server answers ZooKeeper's four-letter words (srvr, ruok, mntr, cons,
 // …) as ZooKeeper 3.8 does, with its own mode and the model's figures;
@@ -34,7 +38,9 @@
 //
 // Session ids are written in hex with 0x, as ZooKeeper prints them; /expire
 // and /drop also take decimal. Successful POSTs answer {"ok":true,…} in JSON;
-// errors answer 4xx with a one-line plain-text message saying what to fix.
+// errors answer 4xx with a one-line plain-text message saying what to fix (a
+// route asked with the wrong method: 405 naming the method and parameters to
+// use; an unknown path: 404 listing the routes).
 //
 // The server's answers depend only on -seed and what the clients and the
 // control endpoint do, never on wall time: ctime/mtime come from the
@@ -64,7 +70,8 @@ func main() {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "zkmodel:", err)
-	if e, ok := errors.AsType[exitError](err); ok {
+	var e exitError
+	if errors.As(err, &e) {
 		os.Exit(e.code)
 	}
 	if errors.Is(err, errUsage) {

@@ -136,8 +136,8 @@ func TestCommandLineErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "the only command is serve"},
-		{[]string{"run"}, "the only command is serve"},
+		{nil, "give a command: the commands are serve (zkmodel serve [flags]: the model on TCP with an HTTP control endpoint; zkmodel serve -h lists its flags) and zkserver (zkmodel zkserver {start|start-foreground|stop|status|restart|print-cmd|version} [zoo.cfg]: ZooKeeper's server script on the model, which dropin/bin/zkServer.sh runs)"},
+		{[]string{"run"}, `unknown command "run": the commands are serve (`},
 		{[]string{"serve", "-addr", "2181"}, `-addr "2181": want host:port`},
 		{[]string{"serve", "-addr", ":2181"}, `-addr ":2181": give a host`},
 		{[]string{"serve", "-control", "127.0.0.1:99999"}, `-control "127.0.0.1:99999": port "99999": want a number from 0 to 65535`},
@@ -168,7 +168,7 @@ func TestHelp(t *testing.T) {
 		if err := run(context.Background(), args, &stdout, io.Discard); err != nil {
 			t.Errorf("run(%q) = %v, want nil", args, err)
 		}
-		for _, want := range []string{"POST /expire?session=", "POST /drop?session=", "POST /advance?by=", "GET  /dump", "GET  /sessions", "-control host:port", "-seed", "-4lw-whitelist"} {
+		for _, want := range []string{"POST /expire?session=", "POST /drop?session=", "POST /advance?by=", "GET  /dump", "GET  /sessions", "-control host:port", "-seed", "-4lw-whitelist", "zkmodel zkserver {start|start-foreground|"} {
 			if !strings.Contains(stdout.String(), want) {
 				t.Errorf("run(%q) printed no %q in:\n%s", args, want, stdout.String())
 			}
@@ -176,7 +176,8 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// A port in use is a clear error, and neither port is left listening.
+// A port in use is a clear error (no usage error: it names the port and what to do; exit status 2), and
+// neither port is left listening.
 func TestPortInUse(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -198,9 +199,12 @@ func TestPortInUse(t *testing.T) {
 			args = []string{"serve", "-addr", taken.Addr().String(), "-control", other}
 		}
 		err := run(context.Background(), args, io.Discard, io.Discard)
-		want := fmt.Sprintf("-%s %s: port in use", flagName, taken.Addr())
-		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), want) {
-			t.Errorf("run(%q) = %v, want a usage error containing %q", args, err, want)
+		host, port, _ := net.SplitHostPort(taken.Addr().String())
+		want := fmt.Sprintf("-%s %s: port %s is in use on %s, by another process (a ZooKeeper or zkmodel serve left running?): stop that process, or give -%s a free port (%s:0 picks one)",
+			flagName, taken.Addr(), port, host, flagName, host)
+		e, ok := errors.AsType[exitError](err)
+		if errors.Is(err, errUsage) || !ok || e.code != 2 || err.Error() != want {
+			t.Errorf("run(%q) = %v, want exit status 2 and no usage error but\n%s", args, err, want)
 		}
 		l, err := net.Listen("tcp", other)
 		if err != nil {
@@ -299,12 +303,39 @@ func TestControl(t *testing.T) {
 		{"POST", "/drop?session=0x5", http.StatusNotFound, "session 0x5 has no open connection"},
 		{"POST", "/advance?by=-1s", http.StatusBadRequest, `by="-1s": want a positive Go duration`},
 		{"POST", "/advance", http.StatusBadRequest, `by="": want a positive Go duration`},
-		{"GET", "/expire?session=" + id, http.StatusMethodNotAllowed, ""},
-		{"GET", "/nothing", http.StatusNotFound, ""},
+		{"GET", "/expire?session=" + id, http.StatusMethodNotAllowed, "GET /expire: /expire takes POST, its parameters in the URL's query, no body: POST /expire?session=0x… expires a session"},
+		{"GET", "/nothing", http.StatusNotFound, "GET /nothing: no such endpoint; the control endpoint answers:\nGET /sessions"},
 	} {
 		code, body := call(t, tc.method, s.Control+tc.path)
 		if code != tc.code || !strings.Contains(body, tc.want) {
 			t.Errorf("%s %s = %d %q, want %d with %q", tc.method, tc.path, code, body, tc.code, tc.want)
+		}
+	}
+}
+
+// TestControlWrongMethod: each route of the control endpoint, asked with the other method, answers 405 with an
+// Allow header and a sentence giving the method and parameters to use; asked with its own method, it is no
+// 404 or 405 (controlRoutes names the routes the mux has).
+func TestControlWrongMethod(t *testing.T) {
+	s := serveInProcess(t, "-addr", "127.0.0.1:0")
+	for _, route := range controlRoutes {
+		wrong := map[string]string{"GET": "POST", "POST": "GET"}[route.method]
+		req, err := http.NewRequest(wrong, s.Control+route.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := fmt.Sprintf("zkmodel: %s %s: %s takes %s, its parameters in the URL's query, no body: %s\n", wrong, route.path, route.path, route.method, route.usage)
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != route.method || string(body) != want {
+			t.Errorf("%s %s = %d (Allow %q) %q, want 405 (Allow %s) %q", wrong, route.path, resp.StatusCode, resp.Header.Get("Allow"), body, route.method, want)
+		}
+		if code, body := call(t, route.method, s.Control+route.path); code == http.StatusNotFound && strings.Contains(body, "no such endpoint") || code == http.StatusMethodNotAllowed {
+			t.Errorf("%s %s = %d %q: controlRoutes names a route the endpoint does not have", route.method, route.path, code, body)
 		}
 	}
 }

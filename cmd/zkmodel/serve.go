@@ -43,10 +43,19 @@ type options struct {
 	saslOption        model.Option  // what the SASL flags make of the JAAS file
 }
 
+// commandsText says what zkmodel's commands are, for a command line without one.
+const commandsText = "the commands are serve (zkmodel serve [flags]: the model on TCP with an HTTP control endpoint; " +
+	"zkmodel serve -h lists its flags) and zkserver (" + zkserverCommand + ": ZooKeeper's server script on the model, " +
+	"which dropin/bin/zkServer.sh runs)"
+
+// zkserverCommand is the zkserver command's synopsis.
+const zkserverCommand = "zkmodel zkserver {start|start-foreground|stop|status|restart|print-cmd|version} [zoo.cfg]"
+
 const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
                      [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
                      [-4lw-whitelist srvr[,word…]|*] [-reconfig]
                      [-jaas file [-jaas-section Server]] [-sasl-superuser user] [-sasl-acls]
+       ` + zkserverCommand + `
 
 Serves the deterministic in-memory ZooKeeper 3.8 on -addr to clients in any
 language, and a control endpoint on -control (HTTP). Several comma-separated
@@ -82,7 +91,10 @@ Prints {"addr":…,"control":…,"seed":…,"tick":…} on stdout once listening
 ("addr" is the connect string: the addresses, comma-separated); stops on
 SIGINT/SIGTERM with exit status 0.
 
-Flags:
+zkserver is ZooKeeper's zkServer.sh on the model, for harnesses that start
+ZooKeeper themselves: dropin/bin/zkServer.sh runs it (see package dropin).
+
+serve's flags:
 `
 
 // parseArgs validates the command line: "serve" and its flags. For -h it
@@ -112,7 +124,10 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 		if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
 			return o, usage()
 		}
-		return o, fmt.Errorf("%w: the only command is serve (zkmodel serve -h lists its flags)", errUsage)
+		if len(args) == 0 {
+			return o, fmt.Errorf("%w: give a command: %s", errUsage, commandsText)
+		}
+		return o, fmt.Errorf("%w: unknown command %q: %s", errUsage, args[0], commandsText)
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -207,14 +222,17 @@ func checkAddrs(list string) error {
 }
 
 // listen opens a TCP listener, with an error saying what to do when the
-// port is taken.
+// port is taken: no usage error (the command line is right), exit status 2
+// all the same, as before anything listens.
 func listen(flagName, addr string) (net.Listener, error) {
 	l, err := net.Listen("tcp", addr)
 	if err == nil {
 		return l, nil
 	}
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("%w: -%s %s: port in use (is another server running? pick a free port, or 0 for any)", errUsage, flagName, addr)
+		host, port, _ := net.SplitHostPort(addr) // checkAddr checked it
+		return nil, exitError{2, fmt.Errorf("-%s %s: port %s is in use on %s, by another process (a ZooKeeper or zkmodel serve left running?): stop that process, or give -%s a free port (%s picks one)",
+			flagName, addr, port, host, flagName, net.JoinHostPort(host, "0"))}
 	}
 	return nil, fmt.Errorf("%w: -%s %s: %v", errUsage, flagName, addr, err)
 }
@@ -659,7 +677,33 @@ func (g *gateway) controlHandler() http.Handler {
 		g.srv.Advance(d)
 		writeJSON(w, map[string]any{"ok": true, "now": g.srv.Now().Format(time.RFC3339Nano)})
 	})
+	for _, route := range controlRoutes {
+		mux.HandleFunc(route.path, func(w http.ResponseWriter, r *http.Request) { // any other method
+			w.Header().Set("Allow", route.method)
+			http.Error(w, fmt.Sprintf("zkmodel: %s %s: %s takes %s, its parameters in the URL's query, no body: %s", r.Method, r.URL.Path, route.path, route.method, route.usage), http.StatusMethodNotAllowed)
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		list := make([]string, len(controlRoutes))
+		for i, route := range controlRoutes {
+			list[i] = route.usage
+		}
+		http.Error(w, fmt.Sprintf("zkmodel: %s %s: no such endpoint; the control endpoint answers:\n%s", r.Method, r.URL.Path, strings.Join(list, "\n")), http.StatusNotFound)
+	})
 	return mux
+}
+
+// controlRoutes are the control endpoint's routes as a caller writes them, for the answers to a wrong method
+// or an unknown path.
+var controlRoutes = []struct{ method, path, usage string }{
+	{"GET", "/sessions", "GET /sessions lists the live sessions (JSON)"},
+	{"POST", "/expire", "POST /expire?session=0x… expires a session (its id as GET /sessions lists it)"},
+	{"POST", "/drop", "POST /drop?session=0x… severs a session's TCP connections"},
+	{"POST", "/advance", "POST /advance?by=5s moves the virtual clock forward"},
+	{"GET", "/dump", "GET /dump gives the whole state as text"},
+	{"GET", "/servers", "GET /servers gives each server's address and mode (JSON)"},
+	{"POST", "/stop", "POST /stop?server=1 stops server 1 as if killed"},
+	{"POST", "/start", "POST /start?server=1 starts server 1 again"},
 }
 
 // liveSession reads ?session= and checks the model has that session,

@@ -47,9 +47,17 @@ func runZKServer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stderr, "Using config: %s\n", cfgPath)
 	cfg, err := dropin.LoadConfig(cfgPath, os.Getenv("SERVER_JVMFLAGS")+" "+os.Getenv("JVMFLAGS"))
+	if errors.Is(err, dropin.ErrCannotStart) {
+		// ZooKeeper logs "Unable to start server" and exits 1 (ExitCode.UNEXPECTED_ERROR).
+		return exitError{1, err}
+	}
 	if err != nil {
 		// ZooKeeper logs "Invalid config, exiting abnormally" and exits 2 (ExitCode.INVALID_INVOCATION).
 		return exitError{2, fmt.Errorf("invalid config, exiting abnormally: %w", err)}
+	}
+	// The script makes the dataDir before it runs any command (mkdir -p), for its pid file.
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return exitError{1, fmt.Errorf("make the dataDir: %w", err)}
 	}
 	switch args[0] {
 	case "start-foreground":
@@ -289,7 +297,7 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	if cfg.ExtendedTypes {
 		args = append(args, "-extended-types")
 	}
-	if cfg.JAASFile != "" {
+	if cfg.SASLLogins { // a JAAS file without the server's section: no SASL server, as on 3.8
 		args = append(args, "-jaas", cfg.JAASFile, "-jaas-section", cfg.SASLSection)
 	}
 	if cfg.SASLSuperUser != "" {
@@ -331,10 +339,6 @@ func startBackground(ctx context.Context, cfg dropin.Config, cfgPath string, std
 	if pid, err := readPID(cfg); err == nil && syscall.Kill(pid, 0) == nil {
 		fmt.Fprintf(stdout, "already running as process %d.\n", pid)
 		return exitError{1, fmt.Errorf("already running as process %d", pid)}
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		fmt.Fprintln(stdout, "FAILED TO START")
-		return exitError{1, err}
 	}
 	exe, err := os.Executable()
 	if err != nil {

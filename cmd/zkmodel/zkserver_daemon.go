@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,6 +94,7 @@ type daemon struct {
 
 	mu       sync.Mutex
 	attached []bool              // a process holds member i
+	holders  []int               // its pid (0: not given)
 	dataDirs map[string]struct{} // every dataDir a member named
 	lastLeft time.Time           // when the last attached process went away (or the daemon started)
 }
@@ -137,7 +139,7 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", o.socket, err)
 	}
 	d := &daemon{o: o, srv: srv, backends: backends, log: stderr,
-		attached: make([]bool, o.members), dataDirs: map[string]struct{}{}, lastLeft: time.Now()}
+		attached: make([]bool, o.members), holders: make([]int, o.members), dataDirs: map[string]struct{}{}, lastLeft: time.Now()}
 	d.logf("daemon pid %d for %d server(s), tickTime %v, linger %v:\n%s", os.Getpid(), o.members, o.tick, o.linger, o.cluster)
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -270,17 +272,26 @@ func (d *daemon) handle(c net.Conn) {
 	d.detach(req, err)
 }
 
-// attach starts member req.Member for its process, which serves its clients on req.Addr.
+// attach starts member req.Member for its process, which serves its clients on req.Addr. A member whose
+// process has just died (a harness kills a server and starts it again at once) is taken over once the daemon
+// has seen its connection close, as a real server's port is free once its process is gone.
 func (d *daemon) attach(req attachRequest) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.attached[req.Member] {
-		return fmt.Errorf("member %d is running already, in another process (stop it first)", req.Member)
+	deadline := time.Now().Add(10 * time.Second)
+	for d.attached[req.Member] {
+		holder := d.holders[req.Member]
+		if holder == 0 || processRuns(holder) || time.Now().After(deadline) {
+			return fmt.Errorf("member %d is running already, in another process (pid %d: stop it first)", req.Member, holder)
+		}
+		d.mu.Unlock() // the dead holder's end of its connection is closed: detach comes
+		time.Sleep(10 * time.Millisecond)
+		d.mu.Lock()
 	}
 	if err := d.srv.StartServer(req.Member); err != nil {
 		return err
 	}
-	d.attached[req.Member] = true
+	d.attached[req.Member], d.holders[req.Member] = true, req.PID
 	if req.DataDir != "" {
 		d.dataDirs[req.DataDir] = struct{}{}
 	}
@@ -295,12 +306,22 @@ func (d *daemon) detach(req attachRequest, why error) {
 	if err := d.srv.StopServer(req.Member); err != nil {
 		d.logf("stop member %d: %v", req.Member, err)
 	}
-	d.attached[req.Member] = false
+	d.attached[req.Member], d.holders[req.Member] = false, 0
 	d.lastLeft = time.Now()
 	if why == nil || errors.Is(why, io.EOF) {
 		why = errors.New("connection closed")
 	}
 	d.logf("member %d stopped: its process (pid %d) went away (%v)", req.Member, req.PID, why)
+}
+
+// processRuns reports whether process pid runs: a zombie, which nothing has reaped yet, does not.
+func processRuns(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
 }
 
 // whitelistOf reads 4lw.commands.whitelist as a 3.8 server reads it from zoo.cfg: comma-separated words, "*"

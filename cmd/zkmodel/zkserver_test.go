@@ -183,6 +183,7 @@ func (c *cluster) start(i int) *standin {
 		}
 		select {
 		case err := <-s.waited:
+			s.waited <- err // for kill, at the test's end
 			c.t.Fatalf("server %d exited (%v) before listening on %s:\n%s", i+1, err, addr, s.out.String())
 		default:
 		}
@@ -238,21 +239,11 @@ func daemonPID(t *testing.T, s *standin) int {
 	return pid
 }
 
-// alive reports whether pid runs (a zombie, which nothing has reaped yet, does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
-}
-
 // waitGone waits (bounded) until pid no longer runs.
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for alive(pid) {
+	for processRuns(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s (pid %d) still runs after 30s", what, pid)
 		}
@@ -454,7 +445,7 @@ func TestZKServerBadConfig(t *testing.T) {
 		{"no dataDir", write("a.cfg", "clientPort=2181\n"), "dataDir is not set"},
 		{"bad port", write("b.cfg", "dataDir=/tmp/x\nclientPort=http\n"), "b.cfg:2: clientPort"},
 		{"bad server line", write("c.cfg", "dataDir=/tmp/x\nclientPort=2181\nserver.1=127.0.0.1:2888\nserver.2=127.0.0.1:2889:3889\n"), "c.cfg:3: server.1"},
-		{"no myid", write("d.cfg", "dataDir="+noMyID+"\nclientPort=2181\nserver.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\n"), "myid"},
+		{"no myid", write("d.cfg", "dataDir="+noMyID+"\nclientPort=2181\ninitLimit=10\nsyncLimit=5\nserver.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\n"), "myid"},
 		{"bad jvm flag", c.cfgs[0], "znode.container.checkIntervalMs"},
 	}
 	for _, tc := range cases {
