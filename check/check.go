@@ -283,6 +283,12 @@ type Report struct {
 	Pruned         int  // schedules cut short by partial-order reduction: reorderings of judged ones
 	DecisionPoints int  // decision points visited (the search tree's inner nodes)
 	Exhausted      bool // every schedule within the bound was covered (false: a failure or the budget stopped it)
+	States         int  // the judged schedules' distinct end states: the model's final state (tree, sessions, watches, zxids)
+
+	// NotReached names, for an exhaustive search that passed, a property of all the schedules together
+	// (readers-share, leases-share) that no schedule within the bound reached: not a failure, for a bound
+	// can be too small for the sharing to happen.
+	NotReached string
 
 	// Seed is a sampling search's seed: -rapid.seed=Seed (or Config.Seed) runs the same search again.
 	Seed uint64
@@ -392,7 +398,16 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 		if rep.Exhaustive {
 			runs = rep.Schedules
 		}
-		if prop, verdict := reachability(cfg, runs, rep.shared); prop != "" {
+		prop, verdict := reachability(cfg, runs, rep.shared)
+		switch {
+		case prop == "":
+		case rep.Exhaustive:
+			// A bound may be too small for the sharing to happen at all: that says nothing of the primitive.
+			// Whether the bound reaches it is for a search of the same bound on a primitive known to share to
+			// say (make prove's recipe rows); a search that did not reach it reports so, and fails nothing.
+			rep.NotReached = prop
+			t.Logf("check: %s: %s not reached in this bound: %s (a property of all the schedules together, judged only where the bound reaches it)", cfg.Name, prop, verdict)
+		default:
 			rep.Failed, rep.Property, rep.Verdict, rep.FirstFail = true, prop, verdict, rep.Elapsed
 			t.Errorf("check: %s: %s violated: %s (a property of all the runs together: no trace)", cfg.Name, prop, verdict)
 		}

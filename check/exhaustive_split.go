@@ -130,6 +130,7 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 				var r exhaustiveResult
 				if root := roots[k]; root.single != nil {
 					r = exhaustiveResult{schedules: 1, exhausted: true, shared: root.single.shared, violated: map[string]*outcome{}}
+					r.addState(root.single)
 					if root.single.failed() && (stopOn == stopOnAny || stopOn == root.single.property) {
 						r.failure, r.exhausted = root.single, false
 					}
@@ -176,6 +177,7 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 		res.pruned += r.pruned
 		res.points += r.points
 		res.shared = res.shared || r.shared
+		res.mergeStates(r)
 		res.done = append(res.done, shardSubtree{Index: k, Schedules: r.schedules, Pruned: r.pruned, Points: r.points, Shared: r.shared})
 	}
 	if lowest < len(roots) {
@@ -187,6 +189,7 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 		res.pruned += r.pruned
 		res.points += r.points
 		res.shared = res.shared || r.shared
+		res.mergeStates(r)
 		res.violated[r.failure.property] = r.failure
 	}
 	if !x.part.Whole() && owned {
@@ -219,4 +222,13 @@ func (x *exploration) splitProgress(depth int, mu *sync.Mutex, counts []int, res
 		fmt.Fprintf(cfg.Progress, "  %s: exhaustive, depth %d: %d runs, %d of %d subtrees done, %s, %s\n",
 			cfg.Name, depth, total, done, len(results), rates.format(c, time.Now()), time.Since(x.started).Round(time.Second))
 	})
+}
+
+func (r *exhaustiveResult) mergeStates(o *exhaustiveResult) {
+	for k := range o.states {
+		if r.states == nil {
+			r.states = map[uint64]bool{}
+		}
+		r.states[k] = true
+	}
 }

@@ -15,6 +15,18 @@ import "time"
 // environment's, bounded by MaxFault, and are no preemption. A bug that needs c preemptions to show is found
 // in a bound of c, whatever the schedule's length — most concurrency bugs need one or two.
 
+// In the preemption-bounded search a fault that concerns one client is a decision of that client, for the
+// sleep sets (exhaustive.go's independence): a lost request, a dropped connection or a cancelled Lock call
+// changes what that client does next and nothing of the server's shared state, so it commutes with another
+// client's step that does not touch it; an expiry (it deletes the session's ephemeral nodes) and a lost
+// reply (its request was applied) change the shared state, so they are dependent on every other change of
+// it. A clock jump and a server's stop or start stay dependent on everything. The depth-bounded search
+// keeps every fault dependent on everything, as before.
+var (
+	scopedGlobalKinds = map[string]bool{"advance": true, "stop": true, "start": true}
+	scopedSharedKinds = map[string]bool{"apply": true, "reconnect": true, "expire": true, "lose-reply": true}
+)
+
 // Unpreempted, as Config.Preemptions, asks for the complete runs of no preemption at all (the zero value
 // asks for the depth-bounded search).
 const Unpreempted = -1
@@ -82,8 +94,9 @@ func (p *preemption) taken(label string) {
 }
 
 // fewestPreemptions reduces a failure of a preemption-bounded search: the smallest bound under which a
-// schedule breaks the same property, and within it the shortest such schedule (every schedule of that
-// bound searched). It returns that schedule and the runs it took.
+// schedule breaks the same property, the first such schedule in the tree's order — and when that bound is
+// no preemption and the search has no faults, the shortest of them (every such schedule searched). It
+// returns that schedule and the runs it took.
 func (x *exploration) fewestPreemptions(fail *outcome, bound int, deadline time.Time) (*outcome, int) {
 	runs := 0
 	level := bound
@@ -96,7 +109,10 @@ func (x *exploration) fewestPreemptions(fail *outcome, bound int, deadline time.
 			break
 		}
 	}
-	// Every schedule of that bound, for the shortest.
+	if level > 0 || x.cfg.Faults != 0 {
+		return fail, runs // the first in the tree's order: a search of the whole level for the shortest costs too much
+	}
+	// Every schedule without preemption or fault, for the shortest.
 	y := x.withBound(level)
 	all := exhaust(y.t, y.kind, y.cfg, 0, !y.cfg.NoReduction, stopOnNone, deadline, nil)
 	runs += all.schedules + all.pruned
