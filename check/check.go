@@ -234,6 +234,11 @@ func (c Config) validate() error {
 	if c.Faults&^AllFaults != 0 {
 		return fmt.Errorf("check: Config.Faults has unknown bits %#x: combine the Fault constants (AllFaults for all)", uint16(c.Faults&^AllFaults))
 	}
+	if d, ok := pctDepthOf(c.Strategy); ok {
+		if err := validDepth(d); err != nil {
+			return fmt.Errorf("check: Config.Strategy %s: %w", c.Strategy, err)
+		}
+	}
 	if err := c.validateScale(); err != nil {
 		return err
 	}
@@ -285,6 +290,12 @@ type Report struct {
 	// (-check.shard), "0/1" for the whole.
 	Workers int
 	Part    string
+
+	// PCT is the bound a PCT or portfolio search states for its PCT runs (nil for the other strategies).
+	PCT *PCTBound
+	// FoundBy is the strategy whose run failed: "random" or "pct" (empty without a failure, or for an
+	// exhaustive search). A PCT run's trace is the run as found, not shrunk.
+	FoundBy string
 
 	failingText string
 	shared      bool // the judged runs (or schedules) reached the primitive's sharing
@@ -392,8 +403,11 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 	if fail != nil {
 		rep.Property, rep.Verdict, rep.Decisions = fail.property, fail.verdict, fail.explored
 		how := ""
-		if rep.Exhaustive {
+		switch {
+		case rep.Exhaustive:
 			how = fmt.Sprintf(" (exhaustive search, shortest schedule: %d decisions)", fail.explored)
+		case rep.FoundBy == shard.PCT:
+			how = fmt.Sprintf(" (PCT run %d as found, not shrunk: %d decisions)", rep.FailIndex, fail.explored)
 		}
 		reportTrace(t, cfg, fail, &rep, how)
 	}

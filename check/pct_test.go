@@ -1,0 +1,171 @@
+package check
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPCTSameSeedSameRun: a PCT run is a function of its seed — the same seed makes the same decisions and
+// the same history, byte for byte — and different seeds make different runs.
+func TestPCTSameSeedSameRun(t *testing.T) {
+	v, err := VariantByName("mutant-b-ignore-gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := testExploration(t, v, v.Config)
+	bound := x.calibratePCT(3)
+	if again := x.calibratePCT(3); again != bound {
+		t.Fatalf("calibration measured %+v, then %+v", bound, again)
+	}
+	if bound.Steps < 2 || bound.Threads != 4 { // 3 clients and the ensemble: the row has every fault
+		t.Fatalf("bound %+v: want k ≥ 2 and n = 4", bound)
+	}
+	distinct := map[string]bool{}
+	for seed := uint64(1); seed <= 5; seed++ {
+		a, b := x.runPCT(bound, seed), x.runPCT(bound, seed)
+		if !slices.Equal(a.decisions, b.decisions) || a.historyText() != b.historyText() {
+			t.Fatalf("seed %d: two runs differ:\n%s\n---\n%s", seed, strings.Join(a.decisions, "\n"), strings.Join(b.decisions, "\n"))
+		}
+		distinct[strings.Join(a.decisions, "\n")] = true
+	}
+	if len(distinct) < 3 {
+		t.Errorf("5 seeds made %d distinct runs: PCT draws nothing from its seed", len(distinct))
+	}
+}
+
+// TestPCTGivesTheSameVerdictForAnyWorkers: a PCT search and a portfolio search from one seed report the same
+// failing run, property, runs and faults with 1, 2 or 3 workers — on a mutant they catch and on the recipe,
+// which passes.
+func TestPCTGivesTheSameVerdictForAnyWorkers(t *testing.T) {
+	for _, s := range []Strategy{PCT(3), Portfolio(3)} {
+		for _, name := range []string{"mutant-b-ignore-gone", "recipe"} {
+			v, err := VariantByName(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var first Report
+			for _, workers := range []int{1, 2, 3} {
+				cfg := v.Config
+				cfg.Strategy, cfg.Checks, cfg.Seed, cfg.Parallel, cfg.Shrink, cfg.TraceDir = s, 60, 11, workers, time.Second, t.TempDir()
+				rep := exploreQuietly(t, v, cfg)
+				if rep.PCT == nil || rep.PCT.Depth != 3 {
+					t.Fatalf("%s %s: the report states no PCT bound: %+v", s, name, rep.PCT)
+				}
+				if workers == 1 {
+					first = rep
+					if (v.Expect != "") != rep.Failed {
+						t.Fatalf("%s %s: failed %v with one worker (expect %q)", s, name, rep.Failed, v.Expect)
+					}
+					continue
+				}
+				if rep.Failed != first.Failed || rep.FailIndex != first.FailIndex || rep.Property != first.Property || rep.FoundBy != first.FoundBy ||
+					rep.Runs-rep.shrinkRuns != first.Runs-first.shrinkRuns || !sameCounts(rep.Injected, first.Injected) || *rep.PCT != *first.PCT {
+					t.Errorf("%s %s: %d workers: failed %v at run %d (%s, by %s), %d runs, faults %v, %v; one worker: failed %v at run %d (%s, by %s), %d runs, faults %v, %v",
+						s, name, workers, rep.Failed, rep.FailIndex, rep.Property, rep.FoundBy, rep.Runs-rep.shrinkRuns, rep.Injected, rep.PCT,
+						first.Failed, first.FailIndex, first.Property, first.FoundBy, first.Runs-first.shrinkRuns, first.Injected, first.PCT)
+				}
+			}
+		}
+	}
+}
+
+// TestPCTFindsADepth2MutantAndItsTraceReplays: mutant-d (2 clients ordering lock nodes by name, no faults)
+// needs two orderings: PCT of depth 1 — a fixed priority order, no change point — never breaks it, and PCT
+// of depth 2 does within 50 runs; the failing run's trace, as found, replays to the same violation.
+func TestPCTFindsADepth2MutantAndItsTraceReplays(t *testing.T) {
+	v, err := VariantByName("mutant-d-order-by-name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, depth := range []int{1, 2} {
+		cfg := v.Config
+		cfg.Strategy, cfg.Checks, cfg.Seed, cfg.Parallel, cfg.TraceDir = PCT(depth), 50, 3, 1, t.TempDir()
+		cfg = cfg.withDefaults()
+		x := testExploration(t, v, cfg)
+		rep, fail := PCT(depth).explore(x)
+		if depth == 1 {
+			if rep.Failed {
+				t.Fatalf("PCT depth 1 broke %s (%s at run %d): the mutant is not of depth 2", v.Name, rep.Property, rep.FailIndex)
+			}
+			continue
+		}
+		if !rep.Failed || !slices.Contains(strings.Split(v.Expect, "|"), rep.Property) || rep.FoundBy != "pct" {
+			t.Fatalf("PCT depth 2 on %s: %+v, want a failure of %s found by pct", v.Name, rep, v.Expect)
+		}
+		path, err := writeTrace(cfg, fail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := ParseTrace(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Replay(t, v.Factory, tr); err != nil {
+			t.Fatalf("the PCT run's trace does not replay: %v", err)
+		}
+		if tr.Property != rep.Property {
+			t.Fatalf("the trace records %s, the search found %s", tr.Property, rep.Property)
+		}
+	}
+}
+
+// testExploration is an exploration of v with cfg (defaults filled in) on one worker, for the whole search.
+func testExploration(t *testing.T, v Variant, cfg Config) *exploration {
+	cfg.Parallel = 1
+	cfg = cfg.withDefaults()
+	return &exploration{t: t, kind: v.clients(), cfg: cfg, part: flagPart(t), workers: 1, started: time.Now()}
+}
+
+// TestPCTBadSettingsAreRefusedClearly: a PCT depth out of range (in the Config or by flag), a depth without
+// a PCT strategy, and an unknown strategy each stop the test with a sentence that says what to do, before
+// any run.
+func TestPCTBadSettingsAreRefusedClearly(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Strategy: PCT(0)}, "check: Config.Strategy pct: check: PCT depth 0: want 1 to 10"},
+		{Config{Strategy: Portfolio(11)}, "check: Config.Strategy portfolio: check: PCT depth 11: want 1 to 10"},
+	} {
+		if err := c.cfg.validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.cfg.Strategy, err, c.want)
+		}
+	}
+	for _, ok := range []Config{{Strategy: PCT(1)}, {Strategy: PCT(10)}, {Strategy: Portfolio(3)}} {
+		if err := ok.validate(); err != nil {
+			t.Errorf("%v: %v", ok.Strategy, err)
+		}
+	}
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"-check.strategy=pct", "-check.pct.depth=0"}, "-check.pct.depth: check: PCT depth 0: want 1 to 10"},
+		{[]string{"-check.strategy=portfolio", "-check.pct.depth=-2"}, "-check.pct.depth: check: PCT depth -2: want 1 to 10"},
+		{[]string{"-check.pct.depth=2"}, "-check.pct.depth: check: a PCT depth applies to the pct and portfolio strategies only, and the strategy is random"},
+		{[]string{"-check.strategy=exhaustive", "-check.pct.depth=2"}, "and the strategy is exhaustive"},
+		{[]string{"-check.strategy=pcx"}, `-check.strategy: check: unknown strategy "pcx" (known: random, pct, portfolio, exhaustive)`},
+	} {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperPCTFlags$"}, c.flags...)...)
+		cmd.Env = append(os.Environ(), "ZKMODEL_PCT_FLAGS="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "interleavings") {
+			t.Errorf("%v: want a failure saying %q before any run, got %v:\n%s", c.flags, c.want, err, out)
+		}
+	}
+}
+
+// TestHelperPCTFlags is a user's test run with -check.* flags; it runs only as the child process of
+// TestPCTBadSettingsAreRefusedClearly.
+func TestHelperPCTFlags(t *testing.T) {
+	dir := os.Getenv("ZKMODEL_PCT_FLAGS")
+	if dir == "" {
+		return
+	}
+	rep := Run(t, Recipe, Config{Name: "pct-flags", Checks: 2, Seed: 1, TraceDir: dir})
+	t.Logf("ran %d interleavings", rep.Runs)
+}
