@@ -165,8 +165,8 @@ type Config struct {
 	// bound was not exhausted.
 	Budget time.Duration
 
-	// Strategy chooses the schedules (default: Random, or Exhaustive when Exhaustive is set; -check.strategy
-	// overrides it).
+	// Strategy chooses the schedules: Random, PCT(d), Portfolio(d) or Exhaustive (default: Random, or
+	// Exhaustive when Exhaustive is set; -check.strategy and -check.pct.depth override it).
 	Strategy Strategy
 	// Parallel is how many workers run schedules at once, each in a synctest bubble of its own (default
 	// GOMAXPROCS; -check.parallel overrides it). The verdict, the runs counted and the failing run reported

@@ -3,10 +3,13 @@ package check
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkmodel/zkmodel/check/shard"
 )
 
 // TestPCTSameSeedSameRun: a PCT run is a function of its seed — the same seed makes the same decisions and
@@ -52,8 +55,8 @@ func TestPCTGivesTheSameVerdictForAnyWorkers(t *testing.T) {
 				cfg := v.Config
 				cfg.Strategy, cfg.Checks, cfg.Seed, cfg.Parallel, cfg.Shrink, cfg.TraceDir = s, 60, 11, workers, time.Second, t.TempDir()
 				rep := exploreQuietly(t, v, cfg)
-				if rep.PCT == nil || rep.PCT.Depth != 3 {
-					t.Fatalf("%s %s: the report states no PCT bound: %+v", s, name, rep.PCT)
+				if rep.PCT == nil || rep.PCT.Depth != 3 || !strings.Contains(named(rep, cfg).String(), "; PCT d=3: a depth-3 bug is found with probability ≥ 1/") {
+					t.Fatalf("%s %s: the report states no PCT bound: %v", s, name, named(rep, cfg))
 				}
 				if workers == 1 {
 					first = rep
@@ -168,4 +171,56 @@ func TestHelperPCTFlags(t *testing.T) {
 	}
 	rep := Run(t, Recipe, Config{Name: "pct-flags", Checks: 2, Seed: 1, TraceDir: dir})
 	t.Logf("ran %d interleavings", rep.Runs)
+}
+
+// TestPCTShardsMergeToTheWhole: a PCT search split in 3 parts, their reports written and read back as
+// -check.report and zkmodel merge do, merges to the verdict of the whole search — the same lowest failing
+// run, runs and faults — and a part of another depth is refused as another search.
+func TestPCTShardsMergeToTheWhole(t *testing.T) {
+	v, err := VariantByName("mutant-b-ignore-gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := v.Config
+	cfg.Checks, cfg.Seed, cfg.TraceDir = 60, 11, t.TempDir()
+	cfg = cfg.withDefaults()
+	explore := func(s Strategy, part shard.Part) *shard.Report {
+		x := &exploration{t: t, kind: v.clients(), cfg: cfg, part: part, workers: 2, started: time.Now()}
+		rep, fail := s.explore(x)
+		if fail != nil {
+			rep.Property, rep.Verdict = fail.property, fail.verdict
+		}
+		path := filepath.Join(t.TempDir(), "part.json")
+		if err := shardReportOf(x, s, &rep).Write(path); err != nil {
+			t.Fatal(err)
+		}
+		r, err := shard.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	whole, err := shard.Merge([]*shard.Report{explore(PCT(3), shard.Part{Index: 0, Count: 1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !whole.Failed {
+		t.Fatalf("PCT did not break %s in %d runs from seed %d", v.Name, cfg.Checks, cfg.Seed)
+	}
+	var parts []*shard.Report
+	for i := 0; i < 3; i++ {
+		parts = append(parts, explore(PCT(3), shard.Part{Index: i, Count: 3}))
+	}
+	merged, err := shard.Merge(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Runs != whole.Runs || merged.Property != whole.Property || !sameCounts(merged.Injected, whole.Injected) || !merged.Failed {
+		t.Errorf("3 parts merged: failed %v (%s) after %d runs, faults %v; the whole: failed %v (%s) after %d runs, faults %v",
+			merged.Failed, merged.Property, merged.Runs, merged.Injected, whole.Failed, whole.Property, whole.Runs, whole.Injected)
+	}
+	other := explore(PCT(2), shard.Part{Index: 2, Count: 3})
+	if _, err := shard.Merge([]*shard.Report{parts[0], parts[1], other}); err == nil || !strings.Contains(err.Error(), "different searches") {
+		t.Errorf("merging a part of depth 2 with parts of depth 3: %v, want an error saying they are different searches", err)
+	}
 }
