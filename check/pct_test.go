@@ -224,3 +224,21 @@ func TestPCTShardsMergeToTheWhole(t *testing.T) {
 		t.Errorf("merging a part of depth 2 with parts of depth 3: %v, want an error saying they are different searches", err)
 	}
 }
+
+// TestPCTBoundStatesThePapersFigure: the bound is 1/(n·k^(d−1)) per run, and 1−(1−p)^N over N runs.
+func TestPCTBoundStatesThePapersFigure(t *testing.T) {
+	b := PCTBound{Depth: 3, Threads: 3, Steps: 52}
+	if p := b.PerRun(); p != 1.0/8112 {
+		t.Errorf("per run: %v, want 1/8112", p)
+	}
+	if w := b.Within(8112); w < 0.632 || w > 0.633 { // 1−(1−1/8112)^8112 ≈ 1−1/e
+		t.Errorf("within 8112 runs: %v, want about 0.632", w)
+	}
+	if w := (PCTBound{Depth: 1, Threads: 2, Steps: 40}).Within(1); w != 0.5 {
+		t.Errorf("depth 1, 2 threads, one run: %v, want 0.5", w)
+	}
+	want := "PCT d=3: a depth-3 bug is found with probability ≥ 1/8112 per run (n=3 threads, k=52 steps)"
+	if s := b.String(); s != want {
+		t.Errorf("got %q, want %q", s, want)
+	}
+}
