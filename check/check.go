@@ -293,8 +293,8 @@ type Report struct {
 
 	// PCT is the bound a PCT or portfolio search states for its PCT runs (nil for the other strategies).
 	PCT *PCTBound
-	// FoundBy is the strategy whose run failed: "random" or "pct" (empty without a failure, or for an
-	// exhaustive search). A PCT run's trace is the run as found, not shrunk.
+	// FoundBy is the sampling strategy whose run failed: "random" or "pct" (empty without a failure, and for
+	// an exhaustive search). A PCT run's trace is the run as found, not shrunk.
 	FoundBy string
 
 	failingText string

@@ -58,6 +58,9 @@ func TestPCTGivesTheSameVerdictForAnyWorkers(t *testing.T) {
 				if rep.PCT == nil || rep.PCT.Depth != 3 || !strings.Contains(named(rep, cfg).String(), "; PCT d=3: a depth-3 bug is found with probability ≥ 1/") {
 					t.Fatalf("%s %s: the report states no PCT bound: %v", s, name, named(rep, cfg))
 				}
+				if rep.Failed && (rep.FoundBy == "pct") != (s.String() == "pct" || rep.FailIndex%2 == 1) {
+					t.Errorf("%s %s: run %d failed, found by %q: a PCT search's runs are PCT's, a portfolio's odd runs", s, name, rep.FailIndex, rep.FoundBy)
+				}
 				if workers == 1 {
 					first = rep
 					if (v.Expect != "") != rep.Failed {

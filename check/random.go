@@ -32,6 +32,7 @@ func (randomStrategy) explore(x *exploration) (Report, *outcome) {
 	if s.failOut == nil {
 		return rep, nil
 	}
+	rep.FoundBy = shard.Random
 	return rep, x.shrinkFound(&rep, s)
 }
 
