@@ -72,15 +72,22 @@ func validDepth(depth int) error {
 }
 
 func (p pctStrategy) explore(x *exploration) (Report, *outcome) {
-	bound := x.calibratePCT(p.depth)
 	base, fixed := baseSeed(x.cfg)
-	rep, s := x.sampleRuns(base, fixed, func(i int) *outcome { return x.runPCT(bound, seedOf(base, i)) }, bound.String())
-	rep.PCT = &bound
+	run, bound := p.runs(x, base)
+	rep, s := x.sampleRuns(base, fixed, run, bound.String())
+	rep.PCT = bound
 	if s.failOut == nil {
 		return rep, nil
 	}
 	rep.FoundBy = shard.PCT
 	return rep, s.failOut
+}
+
+// runs measures k, and makes run i of a search from base: PCT's priorities and change points drawn from
+// seed base+i(i+1)/2.
+func (p pctStrategy) runs(x *exploration, base uint64) (run func(i int) *outcome, bound *PCTBound) {
+	b := x.calibratePCT(p.depth)
+	return func(i int) *outcome { return x.runPCT(b, seedOf(base, i)) }, &b
 }
 
 // PCTBound is the guarantee a PCT search states: a bug of depth Depth is found with probability at least

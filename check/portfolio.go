@@ -22,15 +22,10 @@ type portfolioStrategy struct{ depth int }
 func (portfolioStrategy) String() string { return shard.Portfolio }
 
 func (p portfolioStrategy) explore(x *exploration) (Report, *outcome) {
-	bound := x.calibratePCT(p.depth)
 	base, fixed := baseSeed(x.cfg)
-	rep, s := x.sampleRuns(base, fixed, func(i int) *outcome {
-		if portfolioPCT(i) {
-			return x.runPCT(bound, seedOf(base, i))
-		}
-		return x.runSeeded(seedOf(base, i))
-	}, fmt.Sprintf("portfolio: random on even runs, on odd runs %s", bound))
-	rep.PCT = &bound
+	run, bound := p.runs(x, base)
+	rep, s := x.sampleRuns(base, fixed, run, fmt.Sprintf("portfolio: random on even runs, on odd runs %s", bound))
+	rep.PCT = bound
 	if s.failOut == nil {
 		return rep, nil
 	}
@@ -40,6 +35,18 @@ func (p portfolioStrategy) explore(x *exploration) (Report, *outcome) {
 	}
 	rep.FoundBy = shard.Random
 	return rep, x.shrinkFound(&rep, s)
+}
+
+// runs makes run i of a search from base: the random strategy's run i when i is even, PCT's when odd.
+func (p portfolioStrategy) runs(x *exploration, base uint64) (run func(i int) *outcome, bound *PCTBound) {
+	random, _ := Random.(sampler).runs(x, base)
+	pct, bound := PCT(p.depth).(sampler).runs(x, base)
+	return func(i int) *outcome {
+		if portfolioPCT(i) {
+			return pct(i)
+		}
+		return random(i)
+	}, bound
 }
 
 // portfolioPCT reports whether the portfolio's run i is PCT's (odd) rather than the random strategy's.

@@ -26,14 +26,20 @@ type randomStrategy struct{}
 
 func (randomStrategy) String() string { return shard.Random }
 
-func (randomStrategy) explore(x *exploration) (Report, *outcome) {
+func (r randomStrategy) explore(x *exploration) (Report, *outcome) {
 	base, fixed := baseSeed(x.cfg)
-	rep, s := x.sampleRuns(base, fixed, func(i int) *outcome { return x.runSeeded(seedOf(base, i)) }, "")
+	run, _ := r.runs(x, base)
+	rep, s := x.sampleRuns(base, fixed, run, "")
 	if s.failOut == nil {
 		return rep, nil
 	}
 	rep.FoundBy = shard.Random
 	return rep, x.shrinkFound(&rep, s)
+}
+
+// runs makes run i of a search from base: rapid's draws from seed base+i(i+1)/2.
+func (randomStrategy) runs(x *exploration, base uint64) (run func(i int) *outcome, bound *PCTBound) {
+	return func(i int) *outcome { return x.runSeeded(seedOf(base, i)) }, nil
 }
 
 // shrinkFound hands the search's failing run to rapid to shrink, counts the runs that took in rep, and

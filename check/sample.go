@@ -47,6 +47,14 @@ func checksOf(cfg Config) int {
 	return cfg.Checks
 }
 
+// sampler is a sampling strategy: Random, PCT or Portfolio.
+type sampler interface {
+	Strategy
+	// runs makes run i of a search from base, in a bubble of its own; bound is the PCT bound its PCT runs
+	// state, or nil. What the strategy measures before the search (PCT's k) is measured here.
+	runs(x *exploration, base uint64) (run func(i int) *outcome, bound *PCTBound)
+}
+
 // sample is the state of a sampling search's workers.
 type sample struct {
 	x         *exploration
