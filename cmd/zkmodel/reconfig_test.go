@@ -45,8 +45,13 @@ func TestServeReconfig(t *testing.T) {
 			for i, a := range addrs {
 				want = append(want, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;%s", i+1, 2888+i, 3888+i, a))
 			}
-			if strings.Join(servers, "\n") != strings.Join(want, "\n") || version != "version=0" {
-				t.Fatalf("/zookeeper/config: %q %q, want %q and version=0", servers, version, want)
+			// As on a fresh 3.8 ensemble: version 0 without reconfigEnabled, the first epoch's first zxid with it.
+			wantVersion := "version=0"
+			if enabled {
+				wantVersion = "version=100000000"
+			}
+			if strings.Join(servers, "\n") != strings.Join(want, "\n") || version != wantVersion {
+				t.Fatalf("/zookeeper/config: %q %q, want %q and %s", servers, version, want, wantVersion)
 			}
 			if err := conn.AddAuth("digest", []byte("super:secret")); err != nil {
 				t.Fatal(err)
@@ -87,8 +92,8 @@ func TestZKServerReconfig(t *testing.T) {
 	}
 	conn, _ := zkClient(t, c.addrs())
 	servers, version := configLines(t, conn)
-	if len(servers) != 3 || version != "version=0" || !strings.HasPrefix(servers[0], "server.1=127.0.0.1:") || !strings.HasSuffix(servers[0], ":participant") {
-		t.Fatalf("/zookeeper/config: %q %q, want the zoo.cfg's three server lines as participants and version=0", servers, version)
+	if len(servers) != 3 || version != "version=100000000" || !strings.HasPrefix(servers[0], "server.1=127.0.0.1:") || !strings.HasSuffix(servers[0], ":participant") {
+		t.Fatalf("/zookeeper/config: %q %q, want the zoo.cfg's three server lines as participants and version=100000000 (a fresh ensemble's with reconfigEnabled)", servers, version)
 	}
 	if _, err := conn.IncrementalReconfig(nil, []string{"3"}, -1); !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("IncrementalReconfig without super auth: %v, want %v", err, zk.ErrNoAuth)
