@@ -101,6 +101,9 @@ type Target struct {
 	// registered when it is set (with reconfigEnabled, only if SuperUser is set too). Nil means the target
 	// is not a reconfigurable ensemble (a standalone server, or one whose configuration is unknown).
 	Reconfig *Reconfig
+	// SkipACL tells that the server runs with zookeeper.skipACL=yes (skipACL=yes in zoo.cfg): the rules that no
+	// ACL is checked are registered, and only they are of any use (run them with Only: "skipacl/").
+	SkipACL bool
 	// SASL describes the target's SASL logins. Nil means it has none (no JAAS Server section, or no client
 	// that logs in), and the SASL rules are not registered.
 	SASL *SASL
@@ -182,6 +185,9 @@ func Run(t *testing.T, target Target) {
 		rules = append(rules, reconfigRules...)
 	case r != nil:
 		rules = append(rules, reconfigNoSuperRules...)
+	}
+	if target.SkipACL {
+		rules = append(rules, skipACLRules...)
 	}
 	if target.SASL != nil {
 		rules = append(rules, saslRules...)

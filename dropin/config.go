@@ -44,6 +44,9 @@ type Config struct {
 	FourLetterWords string
 	// ReconfigEnabled is reconfigEnabled.
 	ReconfigEnabled bool
+	// SkipACL is zookeeper.skipACL=yes: skipACL=yes in zoo.cfg (which a real server makes that system
+	// property, overriding -Dzookeeper.skipACL) or the JVM flag. Nothing but "yes" turns it on, as in Java.
+	SkipACL bool
 
 	// SuperDigest is -Dzookeeper.DigestAuthenticationProvider.superDigest ("" for none).
 	SuperDigest string
@@ -263,6 +266,7 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	if err := c.applyJVMFlags(jvmFlags); err != nil {
 		return Config{}, err
 	}
+	c.applySkipACL(props)
 	if c.JAASFile != "" {
 		parsed, err := jaas.ReadFile(c.JAASFile)
 		if err == nil {
@@ -306,6 +310,8 @@ func (c *Config) applyJVMFlags(flags string) error {
 			c.SASLSection = v
 		case "zookeeper.superUser":
 			c.SASLSuperUser = v
+		case "zookeeper.skipACL":
+			c.SkipACL = v == "yes"
 		case "zookeeper.extendedTypesEnabled":
 			c.ExtendedTypes = strings.EqualFold(v, "true")
 		case "zookeeper.emulate353TTLNodes":
@@ -431,4 +437,12 @@ func memberIDs(ms []Member) string {
 		ids[i] = strconv.Itoa(m.ID)
 	}
 	return strings.Join(ids, ", ")
+}
+
+// applySkipACL reads zookeeper.skipACL: -Dzookeeper.skipACL, then zoo.cfg's skipACL (ZooKeeper sets a zoo.cfg
+// key it does not know as the system property "zookeeper."+key, over the JVM flag).
+func (c *Config) applySkipACL(props properties) {
+	if p, ok := props.byKey["skipACL"]; ok {
+		c.SkipACL = p.value == "yes"
+	}
 }

@@ -48,6 +48,7 @@ type config struct {
 	members     int
 	memberList  []EnsembleMember // WithMembers
 	reconfig    bool             // WithReconfig
+	skipACL     bool             // WithSkipACL
 
 	fourLetterWords []string // WithFourLetterWords; nil: DefaultFourLetterWords
 }
@@ -124,6 +125,7 @@ func NewServer(opts ...Option) *Server {
 	core.super = cfg.superDigest
 	core.saslSuper, core.saslACL = cfg.sasl.SuperUser, cfg.sasl.ACLs
 	core.reconfigOn = cfg.reconfig
+	core.skipACL = cfg.skipACL
 	members := cfg.memberList
 	if members == nil {
 		members = defaultMembers(max(cfg.members, 1))

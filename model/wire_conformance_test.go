@@ -50,6 +50,15 @@ func TestWireConformance(t *testing.T) {
 		target.Reconfig.Enabled, target.Reconfig.Fresh, target.Only = true, true, []string{"reconfig/"}
 		conformance.Run(t, target)
 	})
+	t.Run("skipacl", func(t *testing.T) {
+		// The skipACL rules, on an ensemble with reconfigEnabled and skipACL (as realzk.TestConformanceSkipACL's).
+		srv := model.NewServer(model.WithEnsemble(3), model.WithReconfig(), model.WithSkipACL())
+		t.Cleanup(func() { _ = srv.Close() })
+		target := wireTarget(srv, inProcess(srv))
+		target.SuperUser, target.SkipACL = "", true
+		target.Reconfig.Enabled, target.Only = true, []string{"skipacl/"}
+		conformance.Run(t, target)
+	})
 	t.Run("reconfig-sasl", func(t *testing.T) {
 		// The reconfig and SASL rules, on an ensemble with reconfigEnabled, SASL users and a SASL super user,
 		// and no superDigest (as realzk.TestConformanceReconfigSASL's).

@@ -161,6 +161,18 @@ func TestConformanceReconfig(t *testing.T) {
 	})
 }
 
+// TestConformanceSkipACL runs the skipACL rules on a 3-server ensemble of its own with reconfigEnabled=true and
+// skipACL=yes in zoo.cfg, as model.TestWireConformance/skipacl's.
+func TestConformanceSkipACL(t *testing.T) {
+	e := startForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true", "skipACL": "yes"}})
+	conformance.Run(t, conformance.Target{
+		Connect:  directConnect(e),
+		Reconfig: &conformance.Reconfig{Enabled: true, Servers: e.Servers()},
+		SkipACL:  true,
+		Only:     []string{"skipacl/"},
+	})
+}
+
 // TestConformanceReconfigSASL runs the reconfig, SASL and refused-operation rules on a 3-server ensemble of its
 // own with reconfigEnabled=true, no superDigest, and SASL users of which one is the super user
 // (-Dzookeeper.superUser), as model.TestWireConformance/reconfig-sasl's: only that user may reconfigure.

@@ -112,3 +112,47 @@ func TestZKServerReconfig(t *testing.T) {
 		t.Fatalf("Reconfig(all three again): %v", err)
 	}
 }
+
+// TestServeReconfigAuth: `zkmodel serve -reconfig` without -super-digest refuses every reconfig with NoAuth, a
+// session that added digest auth as super:secret included, and changes nothing; with -skip-acl anyone may
+// reconfigure — as on ZooKeeper 3.8 (realzk.TestConformanceReconfigSASL and TestConformanceSkipACL measure it).
+func TestServeReconfigAuth(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("skip-acl=%v", skip), func(t *testing.T) {
+			args := []string{"-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-reconfig"}
+			if skip {
+				args = append(args, "-skip-acl")
+			}
+			s := serveInProcess(t, args...)
+			conn, events, err := zk.Connect(strings.Split(s.Addr, ","), 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(conn.Close)
+			waitState(t, events, zk.StateHasSession)
+			before, version := configLines(t, conn)
+			_, err = conn.IncrementalReconfig(nil, []string{"3"}, -1)
+			if skip {
+				if err != nil {
+					t.Fatalf("anonymous IncrementalReconfig(leave 3) with -skip-acl: %v", err)
+				}
+				if after, _ := configLines(t, conn); len(after) != 2 {
+					t.Fatalf("after server.3 left: %q", after)
+				}
+				return
+			}
+			if !errors.Is(err, zk.ErrNoAuth) {
+				t.Fatalf("anonymous IncrementalReconfig(leave 3) without a super user: %v, want %v", err, zk.ErrNoAuth)
+			}
+			if err := conn.AddAuth("digest", []byte("super:secret")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.IncrementalReconfig(nil, []string{"3"}, -1); !errors.Is(err, zk.ErrNoAuth) {
+				t.Fatalf("IncrementalReconfig(leave 3) as digest super:secret without -super-digest: %v, want %v", err, zk.ErrNoAuth)
+			}
+			if after, v := configLines(t, conn); strings.Join(after, "\n") != strings.Join(before, "\n") || v != version {
+				t.Fatalf("the refused reconfigs changed /zookeeper/config: %q %s, was %q %s", after, v, before, version)
+			}
+		})
+	}
+}

@@ -39,13 +39,14 @@ type options struct {
 	containerInterval time.Duration // -container-check-interval: the container manager's period
 	fourLetterWords   []string      // -4lw-whitelist: the four-letter words the servers answer
 	reconfig          bool          // -reconfig: reconfigEnabled=true
+	skipACL           bool          // -skip-acl: zookeeper.skipACL=yes
 	sasl              saslFlags     // -jaas, -jaas-section, -sasl-superuser, -sasl-acls
 	saslOption        model.Option  // what the SASL flags make of the JAAS file
 }
 
 const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
                      [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
-                     [-4lw-whitelist srvr[,word…]|*] [-reconfig]
+                     [-4lw-whitelist srvr[,word…]|*] [-reconfig] [-skip-acl]
                      [-jaas file [-jaas-section Server]] [-sasl-superuser user] [-sasl-acls]
 
 Serves the deterministic in-memory ZooKeeper 3.8 on -addr to clients in any
@@ -71,8 +72,10 @@ Several addresses' /zookeeper/config lists server.1 to server.N with their
 client addresses. With -reconfig, reconfig (go-zookeeper's IncrementalReconfig
 and Reconfig, kazoo's reconfig) changes that membership as on a ZooKeeper 3.8
 with reconfigEnabled=true: the super user may (-super-digest), or whoever an
-ACL on /zookeeper/config lets write; a joining server the ensemble does not
-run counts as stopped. Without it reconfig fails with ZRECONFIGDISABLED.
+ACL on /zookeeper/config lets write (without a super user nobody may: NoAuth),
+or anyone with -skip-acl (zookeeper.skipACL=yes, which checks no ACL at all);
+a joining server the ensemble does not run counts as stopped. Without it
+reconfig fails with ZRECONFIGDISABLED.
 
 With -jaas, the users of the JAAS file's Server section log in by SASL
 DIGEST-MD5 (kazoo's sasl_options, a Java client's JAAS Client section), as on
@@ -99,6 +102,7 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.superDigest, "super-digest", "", "the super user as `user:base64(sha1(user:password))`, as zookeeper.DigestAuthenticationProvider.superDigest (empty: none)")
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
 	fs.BoolVar(&o.reconfig, "reconfig", false, "allow dynamic reconfiguration (the super user's, or whoever may write /zookeeper/config), as reconfigEnabled=true")
+	fs.BoolVar(&o.skipACL, "skip-acl", false, "check no ACL (anyone may do anything, reconfig too), as zookeeper.skipACL=yes")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", time.Minute, "how often the container manager deletes empty containers and expired TTL nodes (virtual time), as znode.container.checkIntervalMs")
 	o.sasl.register(fs)
 	whitelist := fs.String("4lw-whitelist", "srvr", "the four-letter words the servers answer, comma-separated, or * for all, as 4lw.commands.whitelist (3.8's default: srvr)")
@@ -274,6 +278,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.reconfig {
 		opts = append(opts, model.WithReconfig())
+	}
+	if o.skipACL {
+		opts = append(opts, model.WithSkipACL())
 	}
 	if len(clients) > 1 { // /zookeeper/config names each server's client address
 		members := make([]model.EnsembleMember, len(clients))

@@ -304,6 +304,9 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	if cfg.ReconfigEnabled {
 		args = append(args, "-reconfig")
 	}
+	if cfg.SkipACL {
+		args = append(args, "-skip-acl")
+	}
 	if len(cfg.Members) > 0 {
 		servers, err := json.Marshal(ensembleMembers(cfg.Members))
 		if err != nil {

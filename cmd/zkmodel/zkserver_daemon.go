@@ -39,6 +39,7 @@ type daemonOptions struct {
 	sasl              saslFlags
 	linger            time.Duration
 	reconfig          bool                   // reconfigEnabled
+	skipACL           bool                   // zookeeper.skipACL=yes
 	servers           []model.EnsembleMember // the server.N lines (nil: -members servers of the model's default configuration)
 }
 
@@ -61,6 +62,7 @@ func parseDaemonArgs(args []string) (daemonOptions, error) {
 	fs.DurationVar(&o.containerInterval, "container-check-interval", model.DefaultContainerCheckInterval*time.Millisecond, "container manager period")
 	o.sasl.register(fs)
 	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
+	fs.BoolVar(&o.skipACL, "skip-acl", false, "zookeeper.skipACL=yes")
 	servers := fs.String("servers", "", "the server.N lines, as JSON model.EnsembleMember values")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: zkserver-daemon: %v (it is started by `zkmodel zkserver`, not by hand)", errUsage, err)
@@ -114,6 +116,9 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if o.reconfig {
 		opts = append(opts, model.WithReconfig())
+	}
+	if o.skipACL {
+		opts = append(opts, model.WithSkipACL())
 	}
 	if o.servers != nil {
 		opts = append(opts, model.WithMembers(o.servers...))
