@@ -270,18 +270,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
 		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...), o.saslOption}
-	if o.superDigest != "" {
-		opts = append(opts, model.WithSuperDigest(o.superDigest))
-	}
-	if o.extendedTypes {
-		opts = append(opts, model.WithExtendedTypes())
-	}
-	if o.reconfig {
-		opts = append(opts, model.WithReconfig())
-	}
-	if o.skipACL {
-		opts = append(opts, model.WithSkipACL())
-	}
+	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
 	if len(clients) > 1 { // /zookeeper/config names each server's client address
 		members := make([]model.EnsembleMember, len(clients))
 		for i, l := range clients {
@@ -757,4 +746,23 @@ func (g *gateway) start(i int) error {
 	}
 	g.startServing(i, l)
 	return nil
+}
+
+// switchOptions are the model's options for the server switches serve and the stand-in's daemon share: the
+// super digest ("" for none), TTL nodes, reconfigEnabled and skipACL.
+func switchOptions(superDigest string, extendedTypes, reconfig, skipACL bool) []model.Option {
+	var opts []model.Option
+	if superDigest != "" {
+		opts = append(opts, model.WithSuperDigest(superDigest))
+	}
+	if extendedTypes {
+		opts = append(opts, model.WithExtendedTypes())
+	}
+	if reconfig {
+		opts = append(opts, model.WithReconfig())
+	}
+	if skipACL {
+		opts = append(opts, model.WithSkipACL())
+	}
+	return opts
 }

@@ -127,6 +127,10 @@ type attachRequest struct {
 	DataDir string `json:"dataDir,omitempty"` // the member's dataDir (the daemon watches it)
 	PID     int    `json:"pid,omitempty"`
 	Status  bool   `json:"status,omitempty"` // only ask for the member's mode
+	// Tick and Settings are the server's tickTime and its settingsArgs (attach): the daemon applies the
+	// settings, and refuses a tickTime other than its own.
+	Tick     time.Duration `json:"tick,omitempty"`
+	Settings []string      `json:"settings,omitempty"`
 }
 
 type attachReply struct {
@@ -156,7 +160,8 @@ func startForeground(ctx context.Context, cfg dropin.Config, stdout, stderr io.W
 		return err
 	}
 	defer conn.Close()
-	reply, err := ask(conn, attachRequest{Member: cfg.Index(), Addr: cfg.ClientAddr, DataDir: cfg.DataDir, PID: os.Getpid()})
+	reply, err := ask(conn, attachRequest{Member: cfg.Index(), Addr: cfg.ClientAddr, DataDir: cfg.DataDir, PID: os.Getpid(),
+		Tick: cfg.TickTime, Settings: settingsArgs(cfg)})
 	if err != nil {
 		return fmt.Errorf("start server.%d: %w", cfg.MyID, err)
 	}
@@ -274,6 +279,29 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	members := max(len(cfg.Members), 1)
 	args := []string{"zkserver-daemon", "-socket", files.socket, "-members", strconv.Itoa(members),
 		"-tick", cfg.TickTime.String(), "-cluster", cfg.ClusterKey()}
+	if len(cfg.Members) > 0 {
+		servers, err := json.Marshal(ensembleMembers(cfg.Members))
+		if err != nil {
+			return nil, fmt.Errorf("start the cluster's daemon: encode its servers: %w", err)
+		}
+		args = append(args, "-servers", string(servers))
+	}
+	cmd := exec.Command(exe, append(args, settingsArgs(cfg)...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the cluster's daemon: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return exited, nil
+}
+
+// settingsArgs are the daemon flags of the settings a real server reads afresh each time it starts (its
+// zoo.cfg's and its JVM flags'): every member's process sends them when it attaches, and the daemon applies
+// them (model.Server.ApplySettings), so that a server started again with a new JAAS file, say, has it.
+func settingsArgs(cfg dropin.Config) []string {
+	var args []string
 	if cfg.FourLetterWords != "" {
 		args = append(args, "-4lw-whitelist", cfg.FourLetterWords)
 	}
@@ -307,22 +335,7 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	if cfg.SkipACL {
 		args = append(args, "-skip-acl")
 	}
-	if len(cfg.Members) > 0 {
-		servers, err := json.Marshal(ensembleMembers(cfg.Members))
-		if err != nil {
-			return nil, fmt.Errorf("start the cluster's daemon: encode its servers: %w", err)
-		}
-		args = append(args, "-servers", string(servers))
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the cluster's daemon: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	return exited, nil
+	return args
 }
 
 // pidFile is where `start` records the background server's pid, as zkServer.sh does.
