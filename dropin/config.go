@@ -47,6 +47,10 @@ type Config struct {
 	// SkipACL is zookeeper.skipACL=yes: skipACL=yes in zoo.cfg (which a real server makes that system
 	// property, overriding -Dzookeeper.skipACL) or the JVM flag. Nothing but "yes" turns it on, as in Java.
 	SkipACL bool
+	// EnforceAuthSchemes are the schemes a connection must hold an identity of before the server serves it:
+	// enforce.auth.schemes with enforce.auth.enabled=true, or sasl alone with sessionRequireClientSASLAuth=true
+	// (zoo.cfg keys, or -Dzookeeper.… properties); nil when authentication is not enforced.
+	EnforceAuthSchemes []string
 
 	// SuperDigest is -Dzookeeper.DigestAuthenticationProvider.superDigest ("" for none).
 	SuperDigest string
@@ -267,6 +271,9 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 		return Config{}, err
 	}
 	c.applySkipACL(props)
+	if err := c.applyEnforceAuth(props, jvmFlags); err != nil {
+		return Config{}, err
+	}
 	if c.JAASFile != "" {
 		parsed, err := jaas.ReadFile(c.JAASFile)
 		if err == nil {
@@ -445,4 +452,44 @@ func (c *Config) applySkipACL(props properties) {
 	if p, ok := props.byKey["skipACL"]; ok {
 		c.SkipACL = p.value == "yes"
 	}
+}
+
+// applyEnforceAuth reads enforced authentication as ZooKeeper 3.8's AuthenticationHelper does (measured):
+// sessionRequireClientSASLAuth=true requires sasl, whatever enforce.auth.enabled says; otherwise
+// enforce.auth.enabled=true requires one of enforce.auth.schemes (comma-separated). Each may be a zoo.cfg key
+// or a -Dzookeeper.… property, zoo.cfg's winning. A scheme no authentication provider serves stops the
+// server ("Authentication scheme sasl is not available." without an authProvider naming
+// SASLAuthenticationProvider): ip and digest are always there.
+func (c *Config) applyEnforceAuth(props properties, jvmFlags string) error {
+	property := func(key string) string {
+		if p, ok := props.byKey[key]; ok {
+			return p.value
+		}
+		value := ""
+		for _, f := range strings.Fields(jvmFlags) {
+			if v, ok := strings.CutPrefix(f, "-Dzookeeper."+key+"="); ok {
+				value = v // the last one wins, as with java's -D
+			}
+		}
+		return value
+	}
+	switch {
+	case strings.EqualFold(property("sessionRequireClientSASLAuth"), "true"):
+		c.EnforceAuthSchemes = []string{"sasl"}
+	case strings.EqualFold(property("enforce.auth.enabled"), "true"):
+		for _, s := range strings.Split(property("enforce.auth.schemes"), ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.EnforceAuthSchemes = append(c.EnforceAuthSchemes, s)
+			}
+		}
+		if len(c.EnforceAuthSchemes) == 0 {
+			return fmt.Errorf("%s: enforce.auth.enabled=true needs the schemes to require in enforce.auth.schemes (sasl, digest, …)", c.File)
+		}
+	}
+	for _, s := range c.EnforceAuthSchemes {
+		if s != "ip" && s != "digest" && !(s == "sasl" && c.SASLACLs) {
+			return fmt.Errorf("%s: authentication scheme %s is not available (enforce.auth.schemes; sasl needs authProvider.N=%s)", c.File, s, saslAuthProvider)
+		}
+	}
+	return nil
 }

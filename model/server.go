@@ -49,6 +49,7 @@ type config struct {
 	memberList  []EnsembleMember // WithMembers
 	reconfig    bool             // WithReconfig
 	skipACL     bool             // WithSkipACL
+	enforceAuth []string         // WithEnforceAuth: the schemes a connection must hold one of
 
 	fourLetterWords []string // WithFourLetterWords; nil: DefaultFourLetterWords
 }

@@ -40,13 +40,14 @@ type options struct {
 	fourLetterWords   []string      // -4lw-whitelist: the four-letter words the servers answer
 	reconfig          bool          // -reconfig: reconfigEnabled=true
 	skipACL           bool          // -skip-acl: zookeeper.skipACL=yes
+	enforceAuth       []string      // -enforce-auth: the schemes enforce.auth.schemes requires (nil: none)
 	sasl              saslFlags     // -jaas, -jaas-section, -sasl-superuser, -sasl-acls
 	saslOption        model.Option  // what the SASL flags make of the JAAS file
 }
 
 const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
                      [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
-                     [-4lw-whitelist srvr[,word…]|*] [-reconfig] [-skip-acl]
+                     [-4lw-whitelist srvr[,word…]|*] [-reconfig] [-skip-acl] [-enforce-auth sasl]
                      [-jaas file [-jaas-section Server]] [-sasl-superuser user] [-sasl-acls]
 
 Serves the deterministic in-memory ZooKeeper 3.8 on -addr to clients in any
@@ -103,6 +104,7 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
 	fs.BoolVar(&o.reconfig, "reconfig", false, "allow dynamic reconfiguration (the super user's, or whoever may write /zookeeper/config), as reconfigEnabled=true")
 	fs.BoolVar(&o.skipACL, "skip-acl", false, "check no ACL (anyone may do anything, reconfig too), as zookeeper.skipACL=yes")
+	enforce := fs.String("enforce-auth", "", "serve only connections authenticated by one of these `schemes` (sasl, digest, ip; comma-separated), as enforce.auth.enabled=true with enforce.auth.schemes (sessionRequireClientSASLAuth=true: sasl); others get ZSESSIONCLOSEDREQUIRESASLAUTH (-124)")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", time.Minute, "how often the container manager deletes empty containers and expired TTL nodes (virtual time), as znode.container.checkIntervalMs")
 	o.sasl.register(fs)
 	whitelist := fs.String("4lw-whitelist", "srvr", "the four-letter words the servers answer, comma-separated, or * for all, as 4lw.commands.whitelist (3.8's default: srvr)")
@@ -149,6 +151,15 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	}
 	if o.saslOption, err = o.sasl.option(); err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	for _, s := range strings.Split(*enforce, ",") {
+		switch s = strings.TrimSpace(s); {
+		case s == "":
+		case s == "ip" || s == "digest" || (s == "sasl" && o.sasl.acls):
+			o.enforceAuth = append(o.enforceAuth, s)
+		default:
+			return o, fmt.Errorf("%w: -enforce-auth %q: authentication scheme %q is not available (ip, digest, and sasl with -sasl-acls, as ZooKeeper needs the SASL authProvider for it)", errUsage, *enforce, s)
+		}
 	}
 	return o, nil
 }
@@ -271,6 +282,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
 		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...), o.saslOption}
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
+	if o.enforceAuth != nil {
+		opts = append(opts, model.WithEnforceAuth(o.enforceAuth...))
+	}
 	if len(clients) > 1 { // /zookeeper/config names each server's client address
 		members := make([]model.EnsembleMember, len(clients))
 		for i, l := range clients {

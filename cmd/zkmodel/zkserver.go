@@ -335,6 +335,9 @@ func settingsArgs(cfg dropin.Config) []string {
 	if cfg.SkipACL {
 		args = append(args, "-skip-acl")
 	}
+	if len(cfg.EnforceAuthSchemes) > 0 {
+		args = append(args, "-enforce-auth", strings.Join(cfg.EnforceAuthSchemes, ","))
+	}
 	return args
 }
 

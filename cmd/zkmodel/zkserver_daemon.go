@@ -40,6 +40,7 @@ type daemonOptions struct {
 	linger            time.Duration
 	reconfig          bool                   // reconfigEnabled
 	skipACL           bool                   // zookeeper.skipACL=yes
+	enforceAuth       string                 // the schemes enforce.auth requires, comma-separated ("": none)
 	servers           []model.EnsembleMember // the server.N lines (nil: -members servers of the model's default configuration)
 }
 
@@ -89,6 +90,7 @@ func (o *daemonOptions) registerSettings(fs *flag.FlagSet) {
 	o.sasl.register(fs)
 	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
 	fs.BoolVar(&o.skipACL, "skip-acl", false, "zookeeper.skipACL=yes")
+	fs.StringVar(&o.enforceAuth, "enforce-auth", "", "the schemes enforce.auth.schemes requires, comma-separated (empty: none)")
 }
 
 // settingsOptions are the model's options for the settings flags (reading the JAAS file, if one is named).
@@ -96,6 +98,9 @@ func (o *daemonOptions) settingsOptions() ([]model.Option, error) {
 	opts := []model.Option{model.WithContainerCheckInterval(o.containerInterval),
 		model.WithSessionTimeouts(o.minSession, o.maxSession), model.WithFourLetterWords(whitelistOf(o.fourLetterWords)...)}
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
+	if o.enforceAuth != "" {
+		opts = append(opts, model.WithEnforceAuth(strings.Split(o.enforceAuth, ",")...))
+	}
 	sasl, err := o.sasl.option()
 	if err != nil {
 		return nil, err
