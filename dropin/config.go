@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zkmodel/zkmodel/internal/jaas"
+	"github.com/zkmodel/zkmodel/internal/keystore"
 )
 
 // Config is what the stand-in reads from a ZooKeeper server's zoo.cfg, its myid file and the Java system
@@ -51,6 +52,10 @@ type Config struct {
 	// enforce.auth.schemes with enforce.auth.enabled=true, or sasl alone with sessionRequireClientSASLAuth=true
 	// (zoo.cfg keys, or -Dzookeeper.… properties); nil when authentication is not enforced.
 	EnforceAuthSchemes []string
+	// SecureClientAddr is where the server listens for TLS clients: secureClientPortAddress (else the client
+	// address's host) and secureClientPort; "" without a secureClientPort. TLS holds its ssl.* settings.
+	SecureClientAddr string
+	TLS              keystore.Settings
 
 	// SuperDigest is -Dzookeeper.DigestAuthenticationProvider.superDigest ("" for none).
 	SuperDigest string
@@ -274,6 +279,9 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	if err := c.applyEnforceAuth(props, jvmFlags); err != nil {
 		return Config{}, err
 	}
+	if err := c.applyTLS(props, jvmFlags); err != nil {
+		return Config{}, err
+	}
 	if c.JAASFile != "" {
 		parsed, err := jaas.ReadFile(c.JAASFile)
 		if err == nil {
@@ -461,18 +469,7 @@ func (c *Config) applySkipACL(props properties) {
 // server ("Authentication scheme sasl is not available." without an authProvider naming
 // SASLAuthenticationProvider): ip and digest are always there.
 func (c *Config) applyEnforceAuth(props properties, jvmFlags string) error {
-	property := func(key string) string {
-		if p, ok := props.byKey[key]; ok {
-			return p.value
-		}
-		value := ""
-		for _, f := range strings.Fields(jvmFlags) {
-			if v, ok := strings.CutPrefix(f, "-Dzookeeper."+key+"="); ok {
-				value = v // the last one wins, as with java's -D
-			}
-		}
-		return value
-	}
+	property := func(key string) string { return zookeeperProperty(props, jvmFlags, key) }
 	switch {
 	case strings.EqualFold(property("sessionRequireClientSASLAuth"), "true"):
 		c.EnforceAuthSchemes = []string{"sasl"}
@@ -490,6 +487,49 @@ func (c *Config) applyEnforceAuth(props properties, jvmFlags string) error {
 		if s != "ip" && s != "digest" && !(s == "sasl" && c.SASLACLs) {
 			return fmt.Errorf("%s: authentication scheme %s is not available (enforce.auth.schemes; sasl needs authProvider.N=%s)", c.File, s, saslAuthProvider)
 		}
+	}
+	return nil
+}
+
+// zookeeperProperty is the system property zookeeper.KEY as a real server sees it: zoo.cfg's KEY (which
+// QuorumPeerConfig sets as that property), else the last -Dzookeeper.KEY= of the JVM flags; "" when neither.
+func zookeeperProperty(props properties, jvmFlags, key string) string {
+	if p, ok := props.byKey[key]; ok {
+		return p.value
+	}
+	value := ""
+	for _, f := range strings.Fields(jvmFlags) {
+		if v, ok := strings.CutPrefix(f, "-Dzookeeper."+key+"="); ok {
+			value = v // the last one wins, as with java's -D
+		}
+	}
+	return value
+}
+
+// applyTLS reads the secure client port and its ssl.* settings (zoo.cfg keys or -Dzookeeper.ssl.* properties),
+// and checks that the stores read, as a real server does before it serves.
+func (c *Config) applyTLS(props properties, jvmFlags string) error {
+	p, ok := props.byKey["secureClientPort"]
+	if !ok {
+		return nil
+	}
+	port, err := strconv.Atoi(p.value)
+	if err != nil || port <= 0 || port > 65535 {
+		return fmt.Errorf("%s:%d: secureClientPort: %q: want a port from 1 to 65535", p.file, p.line, p.value)
+	}
+	host, _, _ := net.SplitHostPort(c.ClientAddr)
+	if a, ok := props.byKey["secureClientPortAddress"]; ok && a.value != "" && a.value != "0.0.0.0" {
+		host = a.value
+	}
+	c.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(port))
+	get := func(key string) string { return zookeeperProperty(props, jvmFlags, "ssl."+key) }
+	c.TLS = keystore.Settings{
+		KeyStore: get("keyStore.location"), KeyStorePassword: get("keyStore.password"), KeyStoreType: get("keyStore.type"),
+		TrustStore: get("trustStore.location"), TrustStorePassword: get("trustStore.password"), TrustStoreType: get("trustStore.type"),
+		ClientAuth: get("clientAuth"), Protocol: get("protocol"), EnabledProtocols: get("enabledProtocols"),
+	}
+	if _, err := keystore.ServerConfig(c.TLS); err != nil {
+		return fmt.Errorf("%s: secureClientPort %d: %w", c.File, port, err)
 	}
 	return nil
 }

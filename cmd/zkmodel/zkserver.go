@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zkmodel/zkmodel/dropin"
+	"github.com/zkmodel/zkmodel/internal/keystore"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -155,6 +157,13 @@ func startForeground(ctx context.Context, cfg dropin.Config, stdout, stderr io.W
 		return fmt.Errorf("server.%d: listen for clients on %s: %w (is another server running on it?)", cfg.MyID, cfg.ClientAddr, err)
 	}
 	defer l.Close()
+	secure, err := listenSecure(cfg)
+	if err != nil {
+		return err
+	}
+	if secure != nil {
+		defer secure.Close()
+	}
 	conn, err := dialDaemon(ctx, cfg, files)
 	if err != nil {
 		return err
@@ -169,9 +178,12 @@ func startForeground(ctx context.Context, cfg dropin.Config, stdout, stderr io.W
 	if !cfg.Standalone() {
 		role = fmt.Sprintf("server.%d (member %d of %d)", cfg.MyID, cfg.Index()+1, len(cfg.Members))
 	}
-	g := newGateway(nil, []string{reply.Backend}, stderr)
+	g := newGateway(nil, []string{reply.Backend, reply.Backend}, stderr)
 	g.startServing(0, l)
 	defer g.closeAll()
+	if secure != nil {
+		g.startServing(1, secure) // TLS clients, carried to the same member
+	}
 	fmt.Fprintf(stdout, "%s INFO  [main] zkmodel: binding to port %s\n", logTime(), cfg.ClientAddr)
 	fmt.Fprintf(stdout, "%s INFO  [main] zkmodel: %s serving; cluster daemon pid %d, log %s\n", logTime(), role, reply.PID, files.log)
 
@@ -456,4 +468,21 @@ func status(_ context.Context, cfg dropin.Config, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "Mode: %s\n", mode)
 	return nil
+}
+
+// listenSecure listens on the secure client port, if the configuration has one: TLS with its ssl.* settings
+// (crypto/tls; the stores read by internal/keystore), as 3.8's Netty connection factory serves it.
+func listenSecure(cfg dropin.Config) (net.Listener, error) {
+	if cfg.SecureClientAddr == "" {
+		return nil, nil
+	}
+	tlsCfg, err := keystore.ServerConfig(cfg.TLS)
+	if err != nil {
+		return nil, fmt.Errorf("server.%d: secure client port %s: %w", cfg.MyID, cfg.SecureClientAddr, err)
+	}
+	l, err := net.Listen("tcp", cfg.SecureClientAddr)
+	if err != nil {
+		return nil, fmt.Errorf("server.%d: listen for TLS clients on %s: %w (is another server running on it?)", cfg.MyID, cfg.SecureClientAddr, err)
+	}
+	return tls.NewListener(l, tlsCfg), nil
 }
