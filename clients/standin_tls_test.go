@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/internal/evqueue"
+	"github.com/zkmodel/zkmodel/internal/pyclients"
 	"github.com/zkmodel/zkmodel/internal/tlstest"
 	"github.com/zkmodel/zkmodel/realzk"
 )
@@ -80,6 +82,17 @@ func TestStandInTLS(t *testing.T) {
 	p := tlstest.NewPKI(t)
 	clientTLS := &tls.Config{RootCAs: p.Pool, Certificates: []tls.Certificate{p.Client}}
 	const want = "with a client certificate: handshake complete true, TLS 1.2\nwithout one: refused true\n"
+	certFile, keyFile, caFile := p.ClientFiles(t, t.TempDir())
+	// What kazoo's use_ssl gets (measured on the real server; the stand-in is held to it).
+	const wantKazoo = "with a client certificate: create and get b'over tls', version 0\nexists after delete: False\n" +
+		"without a client certificate: no session\n"
+	kazoo := func(t *testing.T, addr string) {
+		t.Helper()
+		out, err := pyclients.Command(ctx, filepath.Join("python", "kazoo_tls.py"), addr, certFile, keyFile, caFile).Output()
+		if err != nil || string(out) != wantKazoo {
+			t.Errorf("kazoo use_ssl on %s: %v\n%s\nwant\n%s", addr, err, out, wantKazoo)
+		}
+	}
 	for _, typ := range []string{"PKCS12", "PEM", "JKS"} {
 		t.Run(typ+"/real", func(t *testing.T) {
 			port := freePort(t)
@@ -99,6 +112,9 @@ func TestStandInTLS(t *testing.T) {
 			if got := tlsFacts(t, addr, p); got != want {
 				t.Errorf("real: %s, want %s", got, want)
 			}
+			if typ == "PKCS12" {
+				kazoo(t, addr)
+			}
 		})
 		t.Run(typ+"/stand-in", func(t *testing.T) {
 			port := freePort(t)
@@ -107,6 +123,9 @@ func TestStandInTLS(t *testing.T) {
 			conformance.Run(t, conformance.Target{Connect: tlsConnect(addr, clientTLS), Only: []string{"refused/"}})
 			if got := tlsFacts(t, addr, p); got != want {
 				t.Errorf("stand-in: %s, want %s", got, want)
+			}
+			if typ == "PKCS12" {
+				kazoo(t, addr)
 			}
 		})
 	}

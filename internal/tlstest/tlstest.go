@@ -144,3 +144,24 @@ func storeJKS(t testing.TB, ks jks.KeyStore, password string) []byte {
 	}
 	return data
 }
+
+// ClientFiles writes the client's certificate, its key and the CA as PEM files into dir, for clients that read
+// files (kazoo's certfile, keyfile and ca), and returns their paths.
+func (p *PKI) ClientFiles(t testing.TB, dir string) (cert, key, ca string) {
+	t.Helper()
+	keyDER, err := x509.MarshalPKCS8PrivateKey(p.Client.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, ca = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key"), filepath.Join(dir, "ca.pem")
+	for path, block := range map[string]*pem.Block{
+		cert: {Type: "CERTIFICATE", Bytes: p.client.Raw},
+		key:  {Type: "PRIVATE KEY", Bytes: keyDER},
+		ca:   {Type: "CERTIFICATE", Bytes: p.ca.Raw},
+	} {
+		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cert, key, ca
+}
