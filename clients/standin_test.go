@@ -74,6 +74,29 @@ func startStandin(ctx context.Context, t *testing.T, servers int, jvmFlags strin
 // cfg.script, and returns once each serves (srvr gives its mode). Every process is killed when t ends.
 func startCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin {
 	t.Helper()
+	s := writeCluster(ctx, t, cfg)
+	t.Cleanup(func() {
+		for i := range cfg.servers {
+			_ = s.stop(i)
+		}
+	})
+	for i := range cfg.servers {
+		if err := s.launch(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cfg.servers {
+		if err := s.waitServing(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// writeCluster writes the zoo.cfg (and myid) files of cfg's servers and returns the cluster, none of them
+// started.
+func writeCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin {
+	t.Helper()
 	script := cfg.script
 	if script == "" {
 		var err error
@@ -126,21 +149,6 @@ func startCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin
 		}
 		s.cfgs = append(s.cfgs, zooCfg)
 		s.addrs = append(s.addrs, fmt.Sprintf("127.0.0.1:%d", ports[3*i]))
-	}
-	t.Cleanup(func() {
-		for i := range cfg.servers {
-			_ = s.stop(i)
-		}
-	})
-	for i := range cfg.servers {
-		if err := s.launch(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range cfg.servers {
-		if err := s.waitServing(ctx, i); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return s
 }
