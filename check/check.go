@@ -288,7 +288,6 @@ type Report struct {
 	Pruned         int  // schedules cut short by partial-order reduction: reorderings of judged ones
 	DecisionPoints int  // decision points visited (the search tree's inner nodes)
 	Exhausted      bool // every schedule within the bound was covered (false: a failure or the budget stopped it)
-	States         int  // the judged schedules' distinct end states: the model's final state (tree, sessions, watches, zxids)
 
 	// NotReached names, for an exhaustive search that passed, a property of all the schedules together
 	// (readers-share, leases-share) that no schedule within the bound reached: not a failure, for a bound

@@ -3,7 +3,6 @@ package check
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,22 +85,16 @@ var visibleKinds = map[string]bool{
 	"model:expire": true,
 }
 
-// independent reports whether decisions a and b, with the effects they had, commute. scoped says whether
-// the faults that concern one client are scoped to it (the preemption-bounded search, preemption.go) rather
-// than dependent on everything.
-func independent(a string, ea effect, b string, eb effect, scoped bool) bool {
+// independent reports whether decisions a and b, with the effects they had, commute.
+func independent(a string, ea effect, b string, eb effect) bool {
 	ca, cb := decisionClient(a), decisionClient(b)
 	ka, kb := decisionKind(a), decisionKind(b)
-	global, shared := globalKinds, sharedKinds
-	if scoped {
-		global, shared = scopedGlobalKinds, scopedSharedKinds
-	}
 	switch {
 	case ca == 0 || cb == 0 || ca == cb:
 		return false
-	case global[ka] || global[kb]:
+	case globalKinds[ka] || globalKinds[kb]:
 		return false
-	case shared[ka] && shared[kb]:
+	case sharedKinds[ka] && sharedKinds[kb]:
 		return false
 	case strings.HasPrefix(ka, "cs-") && strings.HasPrefix(kb, "cs-"):
 		return false
@@ -237,12 +230,12 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 		p := s.stack[k-1]
 		c := p.chosen()
 		for label, eff := range p.sleep {
-			if independent(label, eff, c, p.effects[c], s.bound >= 0) {
+			if independent(label, eff, c, p.effects[c]) {
 				f.sleep[label] = eff
 			}
 		}
 		for _, label := range p.explored {
-			if independent(label, p.effects[label], c, p.effects[c], s.bound >= 0) {
+			if independent(label, p.effects[label], c, p.effects[c]) {
 				f.sleep[label] = p.effects[label]
 			}
 		}
@@ -291,7 +284,6 @@ type exhaustiveResult struct {
 	violated                  map[string]*outcome // every property some run violated, with its first run, when not stopping
 	shortest                  map[string]*outcome // every property some run violated, with its shortest run
 	shared                    bool                // some judged run reached the primitive's sharing (reachability)
-	states                    map[uint64]bool     // the judged schedules' distinct end states (endState)
 }
 
 // Which failures end a search (exhaust's stopOn): any, none (collect every violated property), or one
@@ -308,7 +300,7 @@ func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, sto
 	t.Helper()
 	s := &search{reduce: reduce, depth: depth, bound: searchBound(cfg)}
 	if s.bound >= 0 {
-		s.depth = 0 // complete runs
+		s.depth, s.reduce = 0, false // complete runs, without sleep sets (preemption.go)
 	}
 	if progress != nil {
 		stop := progressTicker(func() { progress(s) })
@@ -341,9 +333,6 @@ func (s *search) run(t *testing.T, kind clients, cfg Config, stopOn string, dead
 			onRun(out)
 		}
 		res.shared = res.shared || out.shared
-		if !out.pruned {
-			res.addState(out)
-		}
 		if out.property == "replay" || out.property == "setup" {
 			// The search's own failure (a run that did not follow its prefix) or a lock that cannot be made.
 			res.failure = out
@@ -430,7 +419,6 @@ func (x *exploration) exhaustive() (Report, *outcome) {
 	rep := Report{Exhaustive: true, Workers: x.workers, Part: x.part.String(), FailIndex: -1}
 	res := x.split(cfg.Steps, stopOnAny, deadline, true)
 	rep.Schedules, rep.Pruned, rep.DecisionPoints, rep.Exhausted = res.schedules, res.pruned, res.points, res.exhausted
-	rep.States = len(res.states)
 	rep.Runs = res.schedules + res.pruned
 	rep.shared = res.shared
 	rep.subtrees, rep.split, rep.done = res.subtrees, res.splitDepth, res.done
@@ -459,19 +447,4 @@ func (x *exploration) exhaustive() (Report, *outcome) {
 	rep.shrinkRuns = deepening
 	rep.Property, rep.Verdict, rep.Decisions = fail.property, fail.verdict, fail.explored
 	return rep, fail
-}
-
-// endState is a schedule's end state, hashed: the model's final state (its tree, sessions and watches, with
-// their zxids). Schedules with one end state differ only in steps whose order left no trace in the server.
-func endState(o *outcome) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(o.dump))
-	return h.Sum64()
-}
-
-func (r *exhaustiveResult) addState(o *outcome) {
-	if r.states == nil {
-		r.states = map[uint64]bool{}
-	}
-	r.states[endState(o)] = true
 }

@@ -84,7 +84,7 @@ func (x *exploration) roots(depth, d int, reduce bool, deadline time.Time) (root
 // deepening, which reduces a failure already found). It stops at the first failure in the tree's order
 // whose property stopOn names (stopOnAny: any).
 func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned bool) splitResult {
-	reduce := !x.cfg.NoReduction
+	reduce := !x.cfg.NoReduction && searchBound(x.cfg) < 0 // sleep sets are off under a preemption bound (preemption.go)
 	d := max(min(splitDepth, depth-1), 0)
 	if searchBound(x.cfg) >= 0 {
 		depth, d = 0, splitDepth // complete runs: no depth, the split where the depth-bounded one cuts
@@ -130,7 +130,6 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 				var r exhaustiveResult
 				if root := roots[k]; root.single != nil {
 					r = exhaustiveResult{schedules: 1, exhausted: true, shared: root.single.shared, violated: map[string]*outcome{}}
-					r.addState(root.single)
 					if root.single.failed() && (stopOn == stopOnAny || stopOn == root.single.property) {
 						r.failure, r.exhausted = root.single, false
 					}
@@ -177,7 +176,6 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 		res.pruned += r.pruned
 		res.points += r.points
 		res.shared = res.shared || r.shared
-		res.mergeStates(r)
 		res.done = append(res.done, shardSubtree{Index: k, Schedules: r.schedules, Pruned: r.pruned, Points: r.points, Shared: r.shared})
 	}
 	if lowest < len(roots) {
@@ -189,7 +187,6 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 		res.pruned += r.pruned
 		res.points += r.points
 		res.shared = res.shared || r.shared
-		res.mergeStates(r)
 		res.violated[r.failure.property] = r.failure
 	}
 	if !x.part.Whole() && owned {
@@ -222,13 +219,4 @@ func (x *exploration) splitProgress(depth int, mu *sync.Mutex, counts []int, res
 		fmt.Fprintf(cfg.Progress, "  %s: exhaustive, depth %d: %d runs, %d of %d subtrees done, %s, %s\n",
 			cfg.Name, depth, total, done, len(results), rates.format(c, time.Now()), time.Since(x.started).Round(time.Second))
 	})
-}
-
-func (r *exhaustiveResult) mergeStates(o *exhaustiveResult) {
-	for k := range o.states {
-		if r.states == nil {
-			r.states = map[uint64]bool{}
-		}
-		r.states[k] = true
-	}
 }
