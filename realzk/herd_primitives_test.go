@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 	"github.com/zkmodel/zkmodel/recipe"
 )
 

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
-// rawSession is a bare ZooKeeper connection made with model/jute, for what go-zookeeper cannot ask for (a
+// rawSession is a bare ZooKeeper connection made with package jute, for what go-zookeeper cannot ask for (a
 // read-only session) or hides (the raw error code of a reply).
 type rawSession struct {
 	nc  net.Conn

@@ -6,14 +6,14 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // ZooKeeper's framing, as far as counting needs it: every frame is a 4-byte big-endian
 // length and that many bytes. A connection's first frame each way is the connect request
 // and its response; after it a request starts with its header and a reply with its header,
 // and a reply whose xid is jute.XidNotification is a watch notification, a WatcherEvent
-// after the header. The records are model/jute's.
+// after the header. The records are package jute's.
 const (
 	// notificationHeadLen is what a notification needs kept to read its path: the reply
 	// header (16 bytes), the event's type and state and the path's length (12), and up to

@@ -1,4 +1,4 @@
-// Package rawzk is a small ZooKeeper 3.8 client on the project's own wire encoding (model/jute), for the
+// Package rawzk is a small ZooKeeper 3.8 client on the project's own wire encoding (jute), for the
 // requests go-zookeeper v1.0.4 cannot send: addWatch (persistent and persistent-recursive watches, ZooKeeper
 // 3.6+), removeWatches and checkWatches. It also has the ordinary requests (create, delete, exists, getData,
 // setData, getChildren, multi, sync, addAuth, getACL, setACL) with go-zookeeper's signatures and return values, so that one session
@@ -28,7 +28,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/internal/digestmd5"
 	"github.com/zkmodel/zkmodel/internal/evqueue"
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // The types of watch removeWatches and checkWatches name (Java's Watcher.WatcherType).
