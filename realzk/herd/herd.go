@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/internal/lockers"
 	"github.com/zkmodel/zkmodel/internal/mutants"
 	"github.com/zkmodel/zkmodel/realzk"
 	"github.com/zkmodel/zkmodel/recipe"
@@ -772,36 +773,9 @@ func (c herdConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (s
 	return node, err
 }
 
-// herdLocker is what the experiment needs of a lock.
-type herdLocker interface {
-	Lock(ctx context.Context) error
-	Unlock(ctx context.Context) error
-}
-
-// zkLock adapts go-zookeeper's zk.Lock, which takes no context: Lock
-// returns only when the lock is held or the connection fails, so its
-// waiters are drained, not cancelled, at the end of a cell.
-type zkLock struct{ lock *zk.Lock }
-
-func (l zkLock) Lock(context.Context) error   { return l.lock.Lock() }
-func (l zkLock) Unlock(context.Context) error { return l.lock.Unlock() }
-
-// semaphoreLocker is a recipe.Semaphore as a herdLocker.
-type semaphoreLocker struct{ s *recipe.Semaphore }
-
-func (l semaphoreLocker) Lock(ctx context.Context) error   { return l.s.Acquire(ctx) }
-func (l semaphoreLocker) Unlock(ctx context.Context) error { return l.s.Release(ctx) }
-
-// electionLocker is a recipe.Election as a herdLocker: Lock campaigns until
-// it leads, Unlock resigns.
-type electionLocker struct{ e *recipe.Election }
-
-func (l electionLocker) Lock(ctx context.Context) error   { return l.e.Campaign(ctx, nil) }
-func (l electionLocker) Unlock(ctx context.Context) error { return l.e.Resign(ctx) }
-
 // newHerdLocker makes spec's lock (or the recipe's primitive) on dir for
 // client c, the i-th; writes says whether it is a read-write lock's writer.
-func newHerdLocker(x Experiment, spec herdCellSpec, c *herdClient, i int, dir string) (l herdLocker, writes bool, err error) {
+func newHerdLocker(x Experiment, spec herdCellSpec, c *herdClient, i int, dir string) (l lockers.Locker, writes bool, err error) {
 	path := spec.path(dir)
 	switch spec.primitive {
 	case RWLock:
@@ -811,23 +785,23 @@ func newHerdLocker(x Experiment, spec herdCellSpec, c *herdClient, i int, dir st
 		}
 		return rw.ReadLock(), false, nil
 	case Semaphore:
-		return semaphoreLocker{recipe.NewSemaphore(c.conn, path, x.Leases)}, false, nil
+		return lockers.Semaphore(recipe.NewSemaphore(c.conn, path, x.Leases)), false, nil
 	case Election:
-		return electionLocker{recipe.NewElection(c.conn, path)}, false, nil
+		return lockers.Election(recipe.NewElection(c.conn, path), nil), false, nil
 	}
 	l, err = newMutex(spec.variant, c, path)
 	return l, false, err
 }
 
 // newMutex makes variant's lock on dir for client c.
-func newMutex(variant Variant, c *herdClient, dir string) (herdLocker, error) {
+func newMutex(variant Variant, c *herdClient, dir string) (lockers.Locker, error) {
 	switch variant {
 	case Recipe:
 		return recipe.NewLock(herdConn{Conn: c.conn, client: c}, dir), nil
 	case WatchParent:
 		return mutants.NewMutex(herdConn{Conn: c.conn, client: c}, dir, mutants.WatchParent, rand.Reader), nil
 	case ZKLock:
-		return zkLock{zk.NewLock(c.conn, dir, zk.WorldACL(zk.PermAll))}, nil
+		return lockers.ZKLock(zk.NewLock(c.conn, dir, zk.WorldACL(zk.PermAll))), nil
 	}
 	return nil, fmt.Errorf("herd: %q is not a Go lock (Go locks: %v)", variant, []Variant{Recipe, WatchParent, ZKLock})
 }
@@ -933,11 +907,11 @@ func runGoCell(ctx context.Context, x Experiment, clients []*herdClient, by *bys
 		return cell, err
 	}
 	var notifications, requests, acquisitions, releases, writeAcquisitions, writeReleases atomic.Int64
-	lockers := make([]herdLocker, len(clients))
+	locks := make([]lockers.Locker, len(clients))
 	writers := make([]bool, len(clients))
 	for i, c := range clients {
 		var err error
-		if lockers[i], writers[i], err = newHerdLocker(x, spec, c, i, dir); err != nil {
+		if locks[i], writers[i], err = newHerdLocker(x, spec, c, i, dir); err != nil {
 			return cell, err
 		}
 		c.sink.Store(&notifications)
@@ -968,7 +942,7 @@ func runGoCell(ctx context.Context, x Experiment, clients []*herdClient, by *bys
 	wire := spec.proxies.counts()
 	start := time.Now()
 	deadline := start.Add(x.Duration)
-	for i, l := range lockers {
+	for i, l := range locks {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				if err := l.Lock(lockCtx); err != nil {
