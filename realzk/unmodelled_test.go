@@ -1,8 +1,8 @@
 package realzk
 
-// The behaviours of a real ZooKeeper 3.8 that the model leaves out on purpose (README, "Known differences"):
-// quotas and read-only mode. These tests pin what the real server does, so that the README's description of
-// it stays true when the Debian package moves on.
+// The behaviours of a real ZooKeeper 3.8 that the model leaves out on purpose (docs/fidelity.md, "Known
+// differences"): quotas and read-only mode. These tests pin what the real server does, so that
+// docs/fidelity.md's description of it stays true when the Debian package moves on.
 
 import (
 	"bytes"

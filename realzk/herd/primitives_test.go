@@ -22,7 +22,7 @@ import (
 // in the admission mutex and the holder whose grant left a watch, and each
 // pass through the admission mutex wakes one — and the proxies' counts agree
 // with the Go clients' own; Curator's and kazoo's cells acquired, except
-// kazoo's read-write lock, which may deadlock (see the README).
+// kazoo's read-write lock, which may deadlock (see docs/herd.md).
 func TestHerdPrimitivesSmall(t *testing.T) {
 	e := realzk.Shared(t)
 	ctx := testContext(t, 3*time.Minute)

@@ -265,7 +265,7 @@ func (r Results) cell(v Variant, n, round int) Cell {
 	return Cell{Variant: v, Clients: n, Round: round, Err: "not run"}
 }
 
-// Claim is the README's sentence for the largest N: the bystanders' p99
+// Claim is docs/herd.md's sentence for the largest N: the bystanders' p99
 // with the parent-watching lock, with the recipe, and with no contention.
 func Claim(res Results) string {
 	if len(res.Clients) == 0 || len(res.Variants) == 0 {
@@ -321,7 +321,7 @@ func joinInts(ns []int) string {
 	return strings.Join(s, ", ")
 }
 
-// FormatMarkdown renders res as markdown: the description, the README
+// FormatMarkdown renders res as markdown: the description, the docs/herd.md
 // claim, the tables, and the cells without data.
 func FormatMarkdown(res Results) string {
 	var b strings.Builder
@@ -417,7 +417,7 @@ func Plots(res Results) []Plot {
 }
 
 // HTML renders res as a self-contained HTML page: the description, the
-// README claim, the plots as inline SVG, the tables, and the cells without
+// docs/herd.md claim, the plots as inline SVG, the tables, and the cells without
 // data.
 func HTML(res Results, title string) []byte {
 	var b strings.Builder
