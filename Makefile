@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-.PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench bench-explore vet fmt zookeeper clientdeps serve
+.PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench bench-explore pct-table vet fmt zookeeper clientdeps serve
 
 # Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
 # never rewrites the committed corpus in traces/ (make traces does that, deliberately).
@@ -49,6 +49,10 @@ bench: ## the benchmarks on the fake (model, recipe, check), as a table; BENCH=r
 
 bench-explore: ## the checker's interleavings/s on one core, this tree against BASE, side by side: make bench-explore BASE=e4ea55a [ROUNDS=5]
 	@scripts/bench-explore.sh $(or $(BASE),e4ea55a) $(or $(ROUNDS),5)
+
+pct-table: ## docs/checker.md's PCT table: interleavings and time to each mutant's first failure, random against PCT (median of 10 seeds, one core)
+	@echo "load average: $$(cut -d' ' -f1-3 /proc/loadavg), $$(nproc) cores"
+	@$(GO) test -p 1 -count=1 -timeout 60m -run '^$$' -bench '^BenchmarkFirstFailure$$' -benchtime=1x ./check | grep -E '^(\||FAIL|panic)'; exit $${PIPESTATUS[0]}
 
 test: zookeeper clientdeps vet ## run every test, the real-ensemble ones included
 	$(GO) test -count=1 -timeout 20m $(PKGS)

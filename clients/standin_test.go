@@ -72,6 +72,29 @@ func startStandin(ctx context.Context, t *testing.T, servers int, jvmFlags strin
 // cfg.script, and returns once each serves (srvr gives its mode). Every process is killed when t ends.
 func startCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin {
 	t.Helper()
+	s := writeCluster(ctx, t, cfg)
+	t.Cleanup(func() {
+		for i := range cfg.servers {
+			_ = s.stop(i)
+		}
+	})
+	for i := range cfg.servers {
+		if err := s.launch(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cfg.servers {
+		if err := s.waitServing(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// writeCluster writes the zoo.cfg (and myid) files of cfg's servers and returns the cluster, none of them
+// started.
+func writeCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin {
+	t.Helper()
 	script := cfg.script
 	if script == "" {
 		var err error
@@ -94,21 +117,6 @@ func startCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin
 	for _, srv := range zkcluster.Write(t, base, cfg.servers, append(lines, cfg.extra...)...) {
 		s.cfgs = append(s.cfgs, srv.Cfg)
 		s.addrs = append(s.addrs, srv.Addr())
-	}
-	t.Cleanup(func() {
-		for i := range cfg.servers {
-			_ = s.stop(i)
-		}
-	})
-	for i := range cfg.servers {
-		if err := s.launch(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range cfg.servers {
-		if err := s.waitServing(ctx, i); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return s
 }

@@ -74,6 +74,10 @@ func (s *Server) applySASL(c *Conn, w *wireCall) (string, bool) {
 	done := l.sasl.Complete()
 	token, err := l.sasl.Evaluate(w.req.Token)
 	if err != nil {
+		if s.saslRequired() { // the login the server requires failed
+			w.frame = saslReply(w.xid, errSessionClosedRequireSASLAuth, nil)
+			return fmt.Sprintf("error session closed, requires SASL auth (%v); closing", err), true
+		}
 		w.frame = saslReply(w.xid, errCode(zk.ErrAuthFailed), nil)
 		return fmt.Sprintf("error auth failed (%v); closing", err), true
 	}

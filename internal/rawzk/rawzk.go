@@ -571,6 +571,20 @@ func (c *Conn) LoginDigestMD5(ctx context.Context, user, password string) error 
 	return nil
 }
 
+// ConnectDigestMD5 connects as Connect does, then logs the connection in by SASL DIGEST-MD5 as user
+// (LoginDigestMD5); on a failed login it closes the Conn.
+func ConnectDigestMD5(ctx context.Context, addrs []string, sessionTimeout time.Duration, dial DialFunc, user, password string) (*Conn, <-chan zk.Event, error) {
+	c, events, err := Connect(ctx, addrs, sessionTimeout, dial)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.LoginDigestMD5(ctx, user, password); err != nil {
+		_ = c.Close(ctx)
+		return nil, nil, err
+	}
+	return c, events, nil
+}
+
 // WhoAmI returns the identities the server holds for the connection, as "scheme:user" in the server's order.
 func (c *Conn) WhoAmI(ctx context.Context) ([]string, error) {
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpWhoAmI}}, nil)
@@ -597,6 +611,30 @@ func (c *Conn) SetACL(ctx context.Context, path string, acl []zk.ACL, version in
 		return nil, err
 	}
 	return &r.Stat, err
+}
+
+// IncrementalReconfig asks the ensemble to add the joining servers ("server.N=…" lines) and remove the leaving
+// ids, from configuration version fromConfig (-1: any), as go-zookeeper's IncrementalReconfig; the stat is
+// /zookeeper/config's after the change.
+func (c *Conn) IncrementalReconfig(ctx context.Context, joining, leaving []string, fromConfig int64) (*zk.Stat, error) {
+	// As go-zookeeper sends them: lists joined by commas, an absent one as an empty string.
+	return c.reconfig(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpReconfig}, CurConfigID: fromConfig,
+		Joining: []byte(strings.Join(joining, ",")), Leaving: []byte(strings.Join(leaving, ","))})
+}
+
+// Reconfig asks the ensemble to replace its membership with members ("server.N=…" lines), from configuration
+// version fromConfig (-1: any), as go-zookeeper's Reconfig.
+func (c *Conn) Reconfig(ctx context.Context, members []string, fromConfig int64) (*zk.Stat, error) {
+	return c.reconfig(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpReconfig}, CurConfigID: fromConfig,
+		NewMembers: []byte(strings.Join(members, ","))})
+}
+
+func (c *Conn) reconfig(ctx context.Context, r jute.Request) (*zk.Stat, error) {
+	_, resp, err := c.do(ctx, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &resp.Stat, nil
 }
 
 // The ordinary requests below return what go-zookeeper v1.0.4's methods return, down to the stat beside an
@@ -1022,6 +1060,20 @@ func (z ZK) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) 
 	ctx, cancel := z.ctx()
 	defer cancel()
 	return z.C.ChildrenW(ctx, path)
+}
+
+// IncrementalReconfig is Conn.IncrementalReconfig.
+func (z ZK) IncrementalReconfig(joining, leaving []string, fromConfig int64) (*zk.Stat, error) {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.IncrementalReconfig(ctx, joining, leaving, fromConfig)
+}
+
+// Reconfig is Conn.Reconfig.
+func (z ZK) Reconfig(members []string, fromConfig int64) (*zk.Stat, error) {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.Reconfig(ctx, members, fromConfig)
 }
 
 // Multi is Conn.Multi.
