@@ -1,7 +1,6 @@
 package check
 
 import (
-	"context"
 	crand "crypto/rand"
 	"errors"
 	"fmt"
@@ -17,17 +16,17 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/check/shard"
+	"github.com/zkmodel/zkmodel/internal/lockers"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
 // Locker is what the checker exercises: a lock on one path. A Locker that also has
 // `Lost() <-chan struct{}` is told of loss through it: the workload checks it before writing.
-type Locker interface {
-	Lock(ctx context.Context) error
-	Unlock(ctx context.Context) error
-	Token() int64
-}
+//
+// It is internal/lockers' Locker, which the project's adapters (NewSemaphoreLocker, NewElectionLocker) return:
+// Lock blocks until the lock is held or ctx is done, Unlock releases it, Token is the hold's fencing token.
+type Locker = lockers.Locker
 
 // RWLocker is what the checker exercises of a read-write lock (Config.Primitive ReadWrite): Lock and Unlock
 // are the write side, and RLocker returns the read side, as sync.RWMutex's RLocker does. RLocker must return

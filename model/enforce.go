@@ -3,7 +3,7 @@ package model
 import (
 	"slices"
 
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // This file is ZooKeeper 3.8's enforced authentication (AuthenticationHelper), measured on Debian's 3.8.0 with

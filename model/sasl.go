@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkmodel/zkmodel/internal/digestmd5"
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // This file is the server side of SASL (the sasl request, opcode 102) as ZooKeeper 3.8 answers it, measured on

@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/internal/digestmd5"
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // This file is the wire front end: the server side of ZooKeeper's client protocol, so that real clients
