@@ -216,7 +216,11 @@ func (x *exploration) splitProgress(depth int, mu *sync.Mutex, counts []int, res
 		for _, n := range c {
 			total += n
 		}
-		fmt.Fprintf(cfg.Progress, "  %s: exhaustive, depth %d: %d runs, %d of %d subtrees done, %s, %s\n",
-			cfg.Name, depth, total, done, len(results), rates.format(c, time.Now()), time.Since(x.started).Round(time.Second))
+		bound := fmt.Sprintf("depth %d", depth)
+		if b := searchBound(cfg); b >= 0 {
+			bound = fmt.Sprintf("complete runs, %s", plural(b, "preemption"))
+		}
+		fmt.Fprintf(cfg.Progress, "  %s: exhaustive, %s: %d runs, %d of %d subtrees done, %s, %s\n",
+			cfg.Name, bound, total, done, len(results), rates.format(c, time.Now()), time.Since(x.started).Round(time.Second))
 	})
 }
