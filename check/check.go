@@ -316,22 +316,26 @@ func isFault(kind string) bool {
 }
 
 // RandFor returns a deterministic random stream for a checked client's connection, keyed by the client's
-// number, for Factories whose lock needs randomness (recipe.WithRandom): a model connection (by its
-// ClientID), or a *zk.Conn that RunZK connected to the model. On any other connection (a real *zk.Conn on a
+// number and the run's node-id seed (which the run's decisions draw, and its trace records), for Factories
+// whose lock needs randomness (recipe.WithRandom): a model connection (by its ClientID), or a *zk.Conn that
+// RunZK connected to the model. So node names differ from run to run, in every order, and replay the same. On any other connection (a real *zk.Conn on a
 // real ensemble) it returns crypto/rand's reader: ids there must differ between processes, and replay does
 // not apply.
 func RandFor(conn recipe.Conn) io.Reader {
-	id := 0
+	var (
+		id   int
+		seed uint64
+	)
 	switch c := conn.(type) {
 	case *model.Conn:
-		id = c.ClientID()
+		id, seed = c.ClientID(), idSeedOf(c)
 	case *zk.Conn:
-		id = wireClientID(c)
+		id, seed = wireClientID(c), idSeedOf(c)
 	}
 	if id == 0 {
 		return crand.Reader
 	}
-	return &randReader{r: rand.New(rand.NewPCG(uint64(id), 0x7a6b6d6f64656c))}
+	return &randReader{r: rand.New(rand.NewPCG(uint64(id), 0x7a6b6d6f64656c^seed))}
 }
 
 type randReader struct{ r *rand.Rand }

@@ -243,6 +243,8 @@ type seededDecider struct{ r *rand.Rand }
 
 func (d seededDecider) steps(max int) int { return max }
 
+func (d seededDecider) idSeed() uint64 { return d.r.Uint64() }
+
 func (d seededDecider) pick(progress, faults []choice) (string, error) {
 	if len(faults) > 0 && (len(progress) == 0 || d.r.IntN(10) == 0) {
 		return faults[d.r.IntN(len(faults))].label(), nil

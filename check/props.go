@@ -141,10 +141,10 @@ func (o *outcome) evaluateRest(prim Primitive, stuck []int, leftovers []string) 
 	if len(leftovers) > 0 {
 		what := "lock nodes" // a mutex's words, as its traces have them
 		if prim != Mutex {
-			what = "ephemeral nodes"
+			what = "nodes"
 		}
 		o.property = "hygiene"
-		o.verdict = fmt.Sprintf("every client was done, but %s were left behind: %s", what, strings.Join(leftovers, ", "))
+		o.verdict = fmt.Sprintf("every client was done, but %s its clients created were left behind: %s", what, strings.Join(leftovers, ", "))
 	}
 }
 

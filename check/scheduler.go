@@ -83,6 +83,11 @@ type rapidDecider struct{ t *rapid.T }
 // steps is drawn too, so that shrinking also shortens the exploration (the fair drain does the rest).
 func (d rapidDecider) steps(max int) int { return rapid.IntRange(1, max).Draw(d.t, "steps") }
 
+// idSeed draws the run's node-id seed, the run's first draw (see idSeeder).
+func (d rapidDecider) idSeed() uint64 { return idSeedGen.Draw(d.t, "ids") }
+
+var idSeedGen = rapid.Uint64()
+
 func (d rapidDecider) pick(progress, faults []choice) (string, error) {
 	if len(faults) > 0 && (len(progress) == 0 || percent.Draw(d.t, "fault?") >= 90) {
 		return faults[drawIndex(d.t, len(faults), "fault")].label(), nil
@@ -122,9 +127,12 @@ const nothingChosen = "# nothing chosen"
 type replayDecider struct {
 	decisions []string
 	next      int
+	ids       uint64 // the trace's node-id seed
 }
 
 func (d *replayDecider) steps(max int) int { return len(d.decisions) }
+
+func (d *replayDecider) idSeed() uint64 { return d.ids }
 
 func (d *replayDecider) pick(progress, faults []choice) (string, error) {
 	if d.next >= len(d.decisions) {

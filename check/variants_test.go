@@ -60,6 +60,8 @@ func Variants() []Variant {
 		v("mutant-e-leave-on-cancel", "leaves its node behind when Lock is cancelled", "liveness|hygiene", mutants.LeaveOnCancel, FaultCancel),
 		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
 		v("mutant-g-session-token", "uses its session id as the fencing token, which does not grow from one holder to the next", "fencing", mutants.SessionToken, 0),
+		// Before hygiene counted persistent nodes, this one passed: its leftover is no session's.
+		v("mutant-h-keep-record", "keeps a persistent record of each Lock call beside its node, which Unlock deletes and a Lock that gives up leaves behind", "hygiene", mutants.KeepRecord, FaultCancel),
 	}
 	all := append([]Variant(nil), model...)
 	for _, v := range model {
