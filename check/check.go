@@ -316,7 +316,7 @@ func isFault(kind string) bool {
 }
 
 // RandFor returns a deterministic random stream for a checked client's connection, keyed by the client's
-// number and the run's node-id seed (which the run's decisions draw, and its trace records), for Factories
+// number and the run's seed (which the run's decisions draw, and its trace records), for Factories
 // whose lock needs randomness (recipe.WithRandom): a model connection (by its ClientID), or a *zk.Conn that
 // RunZK connected to the model. So node names differ from run to run, in every order, and replay the same. On any other connection (a real *zk.Conn on a
 // real ensemble) it returns crypto/rand's reader: ids there must differ between processes, and replay does
@@ -328,9 +328,9 @@ func RandFor(conn recipe.Conn) io.Reader {
 	)
 	switch c := conn.(type) {
 	case *model.Conn:
-		id, seed = c.ClientID(), idSeedOf(c)
+		id, seed = c.ClientID(), runSeedOf(c)
 	case *zk.Conn:
-		id, seed = wireClientID(c), idSeedOf(c)
+		id, seed = wireClientID(c), runSeedOf(c)
 	}
 	if id == 0 {
 		return crand.Reader

@@ -243,7 +243,7 @@ type seededDecider struct{ r *rand.Rand }
 
 func (d seededDecider) steps(max int) int { return max }
 
-func (d seededDecider) idSeed() uint64 { return d.r.Uint64() }
+func (d seededDecider) runSeed() uint64 { return d.r.Uint64() }
 
 func (d seededDecider) pick(progress, faults []choice) (string, error) {
 	if len(faults) > 0 && (len(progress) == 0 || d.r.IntN(10) == 0) {

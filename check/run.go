@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,16 +128,17 @@ type run struct {
 	progressBuf, faultBuf []choice // list's buffers
 	wg                    sync.WaitGroup
 	rand                  *runRand // the run's crypto/rand stream (RunZK's runs), which its goroutines read
-	ids                   uint64   // the run's node-id seed, drawn by the decider (see idSeeder)
+	seed                  uint64   // the run's seed, drawn by the decider (see runSeeder)
 }
 
-// idSeeder is a decider that draws the run's node-id seed before anything else: RandFor's streams (and, for
-// RunZK, crypto/rand's) are seeded by it and the client's number, so that the names of the recipes' nodes,
-// and so their order by name, vary from run to run, and stay the same for the same decisions. The seed is
-// recorded in the trace ("ids:"), and replay takes it from there. A decider that draws none (the exhaustive
-// search's) gives seed 0: the same ids in every run, as before runs had seeds.
-type idSeeder interface {
-	idSeed() uint64
+// runSeeder is a decider that draws the run's seed before anything else. RandFor's streams (and, for RunZK,
+// crypto/rand's) are seeded by it and the client's number, so that the names of the recipes' nodes, and so
+// their order by name, vary from run to run, and stay the same for the same decisions; a semaphore holder's
+// hold time is drawn from it too (see holdSteps). The seed is recorded in the trace ("run-seed:"), and replay
+// takes it from there. A decider that draws none (the exhaustive search's) gives seed 0: the same ids in
+// every run and no hold, as before runs had seeds.
+type runSeeder interface {
+	runSeed() uint64
 }
 
 // react records what a client did, as a reaction to the current step.
@@ -186,7 +188,7 @@ type outcome struct {
 	dump       string
 	shared     bool   // the run reached the primitive's sharing: two readers, or Leases holders, at once
 	pruned     bool   // partial-order reduction cut the run short: it is not judged
-	ids        uint64 // the run's node-id seed (see idSeeder); 0: every run's ids are the same
+	seed       uint64 // the run's seed (see runSeeder); 0: node ids as before runs had seeds
 }
 
 func (o *outcome) failed() bool { return o.property != "" }
@@ -216,11 +218,11 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 		r.add(phase, e, nil)
 	}))...)
 	out := &outcome{clientKind: kind.name}
-	if s, ok := d.(idSeeder); ok {
-		r.ids = s.idSeed()
-		out.ids = r.ids
+	if s, ok := d.(runSeeder); ok {
+		r.seed = s.runSeed()
+		out.seed = r.seed
 	}
-	defer forgetIDSeeds(r)
+	defer forgetRunSeeds(r)
 	if b, ok := d.(interface{ bind(*run) }); ok {
 		b.bind(r) // the exhaustive search reads what each decision did
 	}
@@ -231,7 +233,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 	}
 	if kind.name == wireKind {
 		var done func()
-		r.rand, done = deterministicCryptoRand(r.ids)
+		r.rand, done = deterministicCryptoRand(r.seed)
 		defer done()
 	}
 	// One client at a time, each until it is quiet: what they do at the start reads shared sources (such as
@@ -275,7 +277,10 @@ func (r *run) setup(kind clients) error {
 			return fmt.Errorf("connecting client %d: %w", i+1, err)
 		}
 		c := &client{id: id, conn: conn, reqs: make(chan regRequest, 1)}
-		rememberIDSeed(conn, r.ids)
+		if r.seed != 0 {
+			c.holds = rand.New(rand.NewPCG(r.seed, uint64(id)))
+		}
+		rememberRunSeed(conn, r.seed)
 		r.mu.Lock()
 		r.clients = append(r.clients, c)
 		r.byID[c.id] = c
@@ -559,30 +564,30 @@ func sequentialCreate(text string) bool {
 	return err == nil && flags&zk.FlagSequence != 0
 }
 
-// idSeeds are the node-id seeds of the connections of the runs under way, for RandFor.
-var idSeeds = struct {
+// runSeeds are the seeds of the runs of the connections of the runs under way, for RandFor.
+var runSeeds = struct {
 	sync.Mutex
 	of map[clientConn]uint64
 }{of: map[clientConn]uint64{}}
 
-func rememberIDSeed(conn clientConn, seed uint64) {
-	idSeeds.Lock()
-	idSeeds.of[conn] = seed
-	idSeeds.Unlock()
+func rememberRunSeed(conn clientConn, seed uint64) {
+	runSeeds.Lock()
+	runSeeds.of[conn] = seed
+	runSeeds.Unlock()
 }
 
-// forgetIDSeeds drops the run's connections from idSeeds, once the run is over.
-func forgetIDSeeds(r *run) {
-	idSeeds.Lock()
-	defer idSeeds.Unlock()
+// forgetRunSeeds drops the run's connections from runSeeds, once the run is over.
+func forgetRunSeeds(r *run) {
+	runSeeds.Lock()
+	defer runSeeds.Unlock()
 	for _, c := range r.clients {
-		delete(idSeeds.of, c.conn)
+		delete(runSeeds.of, c.conn)
 	}
 }
 
-// idSeedOf is the node-id seed of the run a connection belongs to (0 if none).
-func idSeedOf(conn clientConn) uint64 {
-	idSeeds.Lock()
-	defer idSeeds.Unlock()
-	return idSeeds.of[conn]
+// runSeedOf is the run seed of the run a connection belongs to (0 if none).
+func runSeedOf(conn clientConn) uint64 {
+	runSeeds.Lock()
+	defer runSeeds.Unlock()
+	return runSeeds.of[conn]
 }

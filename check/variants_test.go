@@ -173,6 +173,8 @@ func semaphoreVariants() []Variant {
 		v("semaphore-mutant-b-count-before-create", "counts the leases from a listing taken before its own create, outside the admission mutex: a lease taken since is missed (a holder too many), one released since is counted (it waits for a change that never comes)", "safety|liveness", semaphoreLeases, mutants.CountBeforeCreate, 0),
 		v("semaphore-mutant-c-exists-watch", "waits for a release on an exists watch of the leases directory, which a lease's deletion never fires", "liveness", 1, mutants.WatchLeasesExists, 0),
 		v("semaphore-mutant-d-count-own-twice", "counts its own lease twice, so it never lets all the leases be held", "leases-share", semaphoreLeases, mutants.CountOwnTwice, AllFaults),
+		// Before holders held for steps drawn from the run's seed, three holders at once never happened here.
+		v("semaphore-mutant-e-skip-own-lease", "counts the leases without its own, so it lets one holder too many in", "safety", semaphoreLeases, mutants.SkipOwnLease, 0),
 	}
 }
 

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 )
 
 // This file is the workload every client runs, whatever kind of client it is: rounds of Lock, a fenced
@@ -64,10 +65,12 @@ type client struct {
 	pending  *regRequest
 	done     bool
 	seq      int
+	holds    *rand.Rand // a semaphore holder's hold times (holdSteps), or nil when the run has no seed
 }
 
 type regRequest struct {
 	write  bool
+	hold   bool // a semaphore holder goes on holding: the register is not touched
 	shared bool
 	token  int64
 	value  int
@@ -167,6 +170,35 @@ func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 		verdict = "refused: stale token"
 	}
 	r.react(c.id, "cs-write", fmt.Sprintf("write %d with token %d: %s", op.read+1, token, verdict), func(e *event) { e.op = op })
+	if r.cfg.Primitive == Semaphore {
+		r.hold(c, lock)
+	}
+}
+
+// maxHoldSteps bounds a semaphore holder's hold (holdSteps).
+const maxHoldSteps = 8
+
+// hold keeps a semaphore holder's lease for a number of steps drawn from the run's seed (0 to maxHoldSteps,
+// none in a run without a seed), each a choice the scheduler takes ("cs-hold cN") when it decides: so that
+// holds overlap, and a semaphore that admits a holder too many meets as many holders as there are clients.
+// A holder told of loss stops holding.
+func (r *run) hold(c *client, lock Locker) {
+	if c.holds == nil {
+		return
+	}
+	n := c.holds.IntN(maxHoldSteps + 1)
+	if n == 0 {
+		return
+	}
+	r.react(c.id, "cs-hold", fmt.Sprintf("holds its lease for %d more steps", n), nil)
+	for range n {
+		if lost(lock) {
+			return
+		}
+		if rep := r.register(c, regRequest{hold: true}); rep.value < 0 {
+			return // the run is over
+		}
+	}
 }
 
 // lost reports whether a Locker that reports loss (Lost) has closed its channel.
