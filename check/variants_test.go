@@ -58,10 +58,12 @@ func Variants() []Variant {
 		v("mutant-c-plain-create", "creates a plain ephemeral-sequential node and retries it after a lost reply", "liveness|hygiene", mutants.PlainCreate, FaultLoseReply),
 		withClients(2, v("mutant-d-order-by-name", "orders lock nodes by their full name instead of their sequence number", "safety|fencing", mutants.OrderByName, 0)),
 		v("mutant-e-leave-on-cancel", "leaves its node behind when Lock is cancelled", "liveness|hygiene", mutants.LeaveOnCancel, FaultCancel),
-		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
+		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register|told-when-lost", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
 		v("mutant-g-session-token", "uses its session id as the fencing token, which does not grow from one holder to the next", "fencing", mutants.SessionToken, 0),
 		// Before hygiene counted persistent nodes, this one passed: its leftover is no session's.
 		v("mutant-h-keep-record", "keeps a persistent record of each Lock call beside its node, which Unlock deletes and a Lock that gives up leaves behind", "hygiene", mutants.KeepRecord, FaultCancel),
+		// Before told-when-lost, this one passed: the fence refuses the stale holder it never tells.
+		v("mutant-i-never-told", "a holder is never told it lost: Lost() never closes after its session expired, though its token still fences it", "told-when-lost", mutants.NeverTold, FaultExpire|FaultDisconnect|FaultAdvance),
 	}
 	all := append([]Variant(nil), model...)
 	for _, v := range model {
@@ -190,7 +192,7 @@ func electionVariants() []Variant {
 		v("election-mutant-control", "", "", 0, AllFaults),
 		v("election-mutant-a-lead-on-empty-listing", "leads when the directory was empty when it looked, before its own create, without confirming that its node is the lowest: two leaders at once, or one after a later one with a lower token", "safety|token-order", mutants.LeadOnEmptyListing, 0),
 		v("election-mutant-b-watch-leader", "a candidate watches the lowest node, the leader, instead of its predecessor, so a leader's end wakes every candidate", "no-herd", mutants.WatchLowest, 0),
-		v("election-mutant-c-ignore-loss", "the leader ignores session loss and writes without its fencing token, after its node is gone", "fenced-register", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
+		v("election-mutant-c-ignore-loss", "the leader ignores session loss and writes without its fencing token, after its node is gone", "fenced-register|told-when-lost", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
 		v("election-mutant-d-session-token", "uses its session id as the fencing token, which does not grow from one leader to the next", "token-order|fencing", mutants.SessionToken, 0),
 	}
 }

@@ -41,6 +41,10 @@ const (
 // outlives the call that made it. (After the election's bugs: the bits below are all taken.)
 const KeepRecord Bugs = 1 << 16
 
+// NeverTold is a holder that is never told it lost: its Lost() never closes, though its token stays the
+// own node's czxid, so that the fence still refuses it.
+const NeverTold Bugs = 1 << 18
+
 // Mutant is a compact lock recipe that is correct with no mutations, and broken in one known way with each.
 // It is a fixture for the checker, not a lock to use.
 type Mutant struct {
@@ -321,7 +325,7 @@ func seqOf(name string) (int64, bool) {
 
 // followOwn closes lost when the own node goes (deleted, or the session ended) — unless the holder ignores it.
 func (m *Mutant) followOwn(own <-chan zk.Event) {
-	if m.has(IgnoreLoss) {
+	if m.has(IgnoreLoss) || m.has(NeverTold) {
 		return
 	}
 	lost, node := m.lost, m.node
