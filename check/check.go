@@ -261,7 +261,7 @@ type Report struct {
 	Variant   string         // the Config's Name (String shows it)
 	Runs      int            // interleavings explored (including those rapid ran while shrinking)
 	Failed    bool           // a property was violated
-	Property  string         // which one: "safety", "fenced-register", "fencing", "token-order", "liveness", "no-herd", "hygiene", or a reachability property ("readers-share", "leases-share")
+	Property  string         // which one: "safety", "fenced-register", "fencing", "token-order", "told-when-lost", "no-herd", "liveness", "hygiene", or a reachability property ("readers-share", "leases-share")
 	Verdict   string         // the violation, in a sentence
 	Trace     string         // the shrunk failing trace's path, if any
 	FirstFail time.Duration  // wall time from the start to the first failing run

@@ -42,7 +42,7 @@ func overWire(v Variant) Variant {
 	return v
 }
 
-// Variants returns the recipe and the seven mutants, on the model's own clients and on go-zookeeper's over
+// Variants returns the recipe and the nine mutants, on the model's own clients and on go-zookeeper's over
 // the wire, and go-zookeeper's own zk.Lock; then the read-write lock and its mutants; each with the
 // exploration it gets in `make check`; then the semaphore and its mutants, and the election and its.
 func Variants() []Variant {
