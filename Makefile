@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-.PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench bench-explore vet fmt zookeeper clientdeps serve
+.PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench bench-explore pct-table vet fmt zookeeper clientdeps serve
 
 # Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
 # never rewrites the committed corpus in traces/ (make traces does that, deliberately).
@@ -50,6 +50,10 @@ bench: ## the benchmarks on the fake (model, recipe, check), as a table; BENCH=r
 bench-explore: ## the checker's interleavings/s on one core, this tree against BASE, side by side: make bench-explore BASE=e4ea55a [ROUNDS=5]
 	@scripts/bench-explore.sh $(or $(BASE),e4ea55a) $(or $(ROUNDS),5)
 
+pct-table: ## docs/checker.md's PCT table: interleavings and time to each mutant's first failure, random against PCT (median of 10 seeds, one core)
+	@echo "load average: $$(cut -d' ' -f1-3 /proc/loadavg), $$(nproc) cores"
+	@$(GO) test -p 1 -count=1 -timeout 60m -run '^$$' -bench '^BenchmarkFirstFailure$$' -benchtime=1x ./check | grep -E '^(\||FAIL|panic)'; exit $${PIPESTATUS[0]}
+
 test: zookeeper clientdeps vet ## run every test, the real-ensemble ones included
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
@@ -61,9 +65,14 @@ check: ## the main job, on the fake: check the recipe and every mutant, print th
 prove: ## exhaustive search on the fake: every schedule of the recipe within the stated bounds, every mutant with its shortest failing schedule (traces in out/prove)
 	$(GO) test -count=1 -timeout 30m -v -run '^TestProve$$' ./check -check.prove -check.traces=$(CURDIR)/out/prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
 
-traces: ## regenerate the committed regression corpus in traces/ (what make check finds, shrunk), deliberately
+# porcupine's HTML views of the corpus's safety and register traces: generated, so not committed.
+TRACES_HTML ?= $(CURDIR)/out/traces-html
+
+traces: ## regenerate the committed regression corpus in traces/ (what make check finds, shrunk), deliberately; porcupine's HTML views go to out/traces-html
 	rm -f traces/*.trace traces/*.html
 	$(MAKE) --no-print-directory check CHECK_TRACES=$(CURDIR)/traces
+	@mkdir -p $(TRACES_HTML) && rm -f $(TRACES_HTML)/*.html
+	@shopt -s nullglob; html=(traces/*.html); if (( $${#html[@]} )); then mv "$${html[@]}" $(TRACES_HTML)/; echo "porcupine's views: $(TRACES_HTML)"; fi
 
 replay: ## replay a trace exactly and print it: make replay TRACE=traces/…
 	@test -n "$(TRACE)" || { echo "usage: make replay TRACE=traces/<file>.trace"; exit 2; }

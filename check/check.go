@@ -1,7 +1,6 @@
 package check
 
 import (
-	"context"
 	crand "crypto/rand"
 	"errors"
 	"fmt"
@@ -17,17 +16,17 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/check/shard"
+	"github.com/zkmodel/zkmodel/internal/lockers"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
 // Locker is what the checker exercises: a lock on one path. A Locker that also has
 // `Lost() <-chan struct{}` is told of loss through it: the workload checks it before writing.
-type Locker interface {
-	Lock(ctx context.Context) error
-	Unlock(ctx context.Context) error
-	Token() int64
-}
+//
+// It is internal/lockers' Locker, which the project's adapters (NewSemaphoreLocker, NewElectionLocker) return:
+// Lock blocks until the lock is held or ctx is done, Unlock releases it, Token is the hold's fencing token.
+type Locker = lockers.Locker
 
 // RWLocker is what the checker exercises of a read-write lock (Config.Primitive ReadWrite): Lock and Unlock
 // are the write side, and RLocker returns the read side, as sync.RWMutex's RLocker does. RLocker must return
@@ -165,8 +164,8 @@ type Config struct {
 	// bound was not exhausted.
 	Budget time.Duration
 
-	// Strategy chooses the schedules (default: Random, or Exhaustive when Exhaustive is set; -check.strategy
-	// overrides it).
+	// Strategy chooses the schedules: Random, PCT(d), Portfolio(d) or Exhaustive (default: Random, or
+	// Exhaustive when Exhaustive is set; -check.strategy and -check.pct.depth override it).
 	Strategy Strategy
 	// Parallel is how many workers run schedules at once, each in a synctest bubble of its own (default
 	// GOMAXPROCS; -check.parallel overrides it). The verdict, the runs counted and the failing run reported
@@ -234,6 +233,11 @@ func (c Config) validate() error {
 	if c.Faults&^AllFaults != 0 {
 		return fmt.Errorf("check: Config.Faults has unknown bits %#x: combine the Fault constants (AllFaults for all)", uint16(c.Faults&^AllFaults))
 	}
+	if d, ok := pctDepthOf(c.Strategy); ok {
+		if err := validDepth(d); err != nil {
+			return fmt.Errorf("check: Config.Strategy %s: %w", c.Strategy, err)
+		}
+	}
 	if err := c.validateScale(); err != nil {
 		return err
 	}
@@ -285,6 +289,12 @@ type Report struct {
 	// (-check.shard), "0/1" for the whole.
 	Workers int
 	Part    string
+
+	// PCT is the bound a PCT or portfolio search states for its PCT runs (nil for the other strategies).
+	PCT *PCTBound
+	// FoundBy is the sampling strategy whose run failed: "random" or "pct" (empty without a failure, and for
+	// an exhaustive search). A PCT run's trace is the run as found, not shrunk.
+	FoundBy string
 
 	failingText string
 	shared      bool // the judged runs (or schedules) reached the primitive's sharing
@@ -396,8 +406,11 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 	if fail != nil {
 		rep.Property, rep.Verdict, rep.Decisions = fail.property, fail.verdict, fail.explored
 		how := ""
-		if rep.Exhaustive {
+		switch {
+		case rep.Exhaustive:
 			how = fmt.Sprintf(" (exhaustive search, shortest schedule: %d decisions)", fail.explored)
+		case rep.FoundBy == shard.PCT:
+			how = fmt.Sprintf(" (PCT run %d as found, not shrunk: %d decisions)", rep.FailIndex, fail.explored)
 		}
 		reportTrace(t, cfg, fail, &rep, how)
 	}

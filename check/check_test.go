@@ -214,6 +214,12 @@ func exploreInChild(v Variant, traces, dir string) (Report, error) {
 	if *flagParallel > 0 {
 		cmd.Args = append(cmd.Args, fmt.Sprintf("-check.parallel=%d", *flagParallel))
 	}
+	if *flagStrategy != "" {
+		cmd.Args = append(cmd.Args, "-check.strategy="+*flagStrategy)
+	}
+	if rapidFlag("check.pct.depth") {
+		cmd.Args = append(cmd.Args, fmt.Sprintf("-check.pct.depth=%d", *flagPCTDepth))
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return Report{}, err

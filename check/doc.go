@@ -31,6 +31,15 @@
 // Config.Faults (at most Config.MaxFault faults each, within Config.Steps decisions), every one of them
 // satisfying the properties below. It is not a proof for every schedule; make check reports the counts.
 //
+// # PCT and the portfolio
+//
+// With Config.Strategy PCT(d) (or -check.strategy=pct -check.pct.depth=d), each run gives the clients random
+// priorities and runs the highest-priority one that can move, lowering the moving one's priority at d−1
+// random steps: a bug of depth d is found with probability at least 1/(n·k^(d−1)) per run, n threads and k
+// steps measured before the search, which Report.PCT states. Its failing runs are reported as found, not
+// shrunk. Portfolio(d) (-check.strategy=portfolio) runs the random strategy's runs and PCT's by turns. See
+// pct.go and portfolio.go.
+//
 // # Exhaustive search
 //
 // With Config.Exhaustive, Run and RunZK enumerate instead of sampling: every sequence of Config.Steps

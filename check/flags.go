@@ -20,7 +20,8 @@ import (
 //	-check.n=N           interleavings to explore (overrides Config.Checks; rapid's -rapid.checks wins over both)
 //	-check.shrink=D      how long rapid may shrink a failure (overrides Config.Shrink)
 //	-check.parallel=N    workers running schedules at once (overrides Config.Parallel; default GOMAXPROCS)
-//	-check.strategy=S    random or exhaustive (overrides Config.Strategy)
+//	-check.strategy=S    random, pct, portfolio or exhaustive (overrides Config.Strategy)
+//	-check.pct.depth=D   the depth of PCT's runs, 1 to 10 (default 3), with -check.strategy=pct or portfolio
 //	-check.shard=i/n     run only the i-th of n disjoint parts of the search (from 0), for spreading one
 //	                     search over processes or machines; merge the parts with `zkmodel merge`
 //	-check.report=FILE   write what the search (or its part) found as JSON, for `zkmodel merge`
@@ -35,7 +36,8 @@ var (
 	flagShrink = flag.Duration("check.shrink", 0, "check.Run: how long rapid may shrink a failure (overrides Config.Shrink)")
 
 	flagParallel = flag.Int("check.parallel", 0, "check.Run: workers running schedules at once (overrides Config.Parallel; default GOMAXPROCS)")
-	flagStrategy = flag.String("check.strategy", "", "check.Run: the search strategy, random or exhaustive (overrides Config.Strategy)")
+	flagStrategy = flag.String("check.strategy", "", "check.Run: the search strategy, random, pct, portfolio or exhaustive (overrides Config.Strategy)")
+	flagPCTDepth = flag.Int("check.pct.depth", 0, "check.Run: the depth d of PCT's runs, 1 to 10 (default 3), with -check.strategy=pct or portfolio")
 	flagShard    = flag.String("check.shard", "", "check.Run: run only part i of n of the search, as i/n counting from 0 (merge the parts' -check.report files with zkmodel merge)")
 	flagReport   = flag.String("check.report", "", "check.Run: write what the search (or its -check.shard part) found as JSON to this file, for zkmodel merge")
 )
@@ -57,14 +59,24 @@ func fromFlags(cfg Config) Config {
 	return cfg
 }
 
-// strategyFlag applies -check.strategy to cfg, or says what is wrong with it.
+// strategyFlag applies -check.strategy and -check.pct.depth to cfg, or says what is wrong with them.
 func strategyFlag(cfg Config) (Config, error) {
-	if *flagStrategy == "" {
+	if *flagStrategy != "" {
+		s, err := ParseStrategy(*flagStrategy)
+		if err != nil {
+			return cfg, fmt.Errorf("-check.strategy: %w", err)
+		}
+		cfg.Strategy = s
+	}
+	if !rapidFlag("check.pct.depth") {
 		return cfg, nil
 	}
-	s, err := ParseStrategy(*flagStrategy)
+	if err := validDepth(*flagPCTDepth); err != nil {
+		return cfg, fmt.Errorf("-check.pct.depth: %w", err)
+	}
+	s, err := withPCTDepth(strategyOf(cfg), *flagPCTDepth)
 	if err != nil {
-		return cfg, fmt.Errorf("-check.strategy: %w", err)
+		return cfg, fmt.Errorf("-check.pct.depth: %w", err)
 	}
 	cfg.Strategy = s
 	return cfg, nil
@@ -107,6 +119,9 @@ func shardReportOf(x *exploration, strategy Strategy, rep *Report) *shard.Report
 	if rep.Exhaustive {
 		out.Depth = cfg.Steps
 		out.Complete = rep.Exhausted || !x.part.Whole() && len(rep.done) == ownedCount(x.part, rep.subtrees) && !rep.Failed
+	}
+	if d, ok := pctDepthOf(strategy); ok {
+		out.Search += fmt.Sprintf(", pct-depth %d", d) // parts of other depths are other searches
 	}
 	if prop, verdict := reachability(cfg, -12345, false); prop != "" {
 		out.Reach, out.ReachVerdict = prop, strings.Replace(verdict, "-12345", "%d", 1)

@@ -3,12 +3,10 @@ package check
 import (
 	"flag"
 	"fmt"
-
 	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/zkmodel/zkmodel/check/shard"
 	"pgregory.net/rapid"
@@ -17,13 +15,9 @@ import (
 // This file is the random strategy: rapid draws every decision of a run, and shrinks a failing run's draws
 // towards fewer and earlier decisions and fewer faults, which makes its trace short.
 //
-// The runs of a search are numbered 0, 1, 2, …, and run i draws from seed base+i(i+1)/2 — the seeds
-// rapid.Check gives its runs, so that a search of N runs from a seed is the very search rapid.Check would
-// make, and -rapid.seed reproduces it. Workers take the runs in order, each in a synctest bubble of its own;
-// the search stops at its lowest failing run (runs above one already found are not started, those below are
-// finished), and that run alone is handed to rapid.Check to shrink. So the verdict, the runs counted and the
-// failing run do not depend on how many workers ran them, and a part of the search (-check.shard) owns a
-// contiguous range of the numbers.
+// Run i of a search draws from seed base+i(i+1)/2 (see sample.go) — the seeds rapid.Check gives its runs, so
+// that a search of N runs from a seed is the very search rapid.Check would make, and -rapid.seed reproduces
+// it. The lowest failing run alone is handed to rapid.Check to shrink.
 
 // Random samples schedules with rapid and shrinks a failure (the default strategy).
 var Random Strategy = randomStrategy{}
@@ -32,156 +26,32 @@ type randomStrategy struct{}
 
 func (randomStrategy) String() string { return shard.Random }
 
-// seedOf is the seed run i of a search from base draws from: rapid.Check's i-th.
-func seedOf(base uint64, i int) uint64 {
-	n := uint64(i)
-	return base + n*(n+1)/2
-}
-
-// baseSeed is the search's seed: -rapid.seed, else Config.Seed, else a new one (fixed false).
-func baseSeed(cfg Config) (seed uint64, fixed bool) {
-	if f := flag.Lookup("rapid.seed"); f != nil && rapidFlag("rapid.seed") {
-		if s, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil && s != 0 {
-			return s, true
-		}
-	}
-	if cfg.Seed != 0 {
-		return cfg.Seed, true
-	}
-	return uint64(time.Now().UnixNano())*0x9e3779b97f4a7c15 | 1, false
-}
-
-// checksOf is the number of runs of the search: -rapid.checks when given, else Config.Checks.
-func checksOf(cfg Config) int {
-	if f := flag.Lookup("rapid.checks"); f != nil && rapidFlag("rapid.checks") {
-		if n, err := strconv.Atoi(f.Value.String()); err == nil && n > 0 {
-			return n
-		}
-	}
-	return cfg.Checks
-}
-
-// sample is the state of a sampling search's workers.
-type sample struct {
-	x         *exploration
-	base      uint64
-	from, to  int
-	mu        sync.Mutex
-	next      int              // the next run to start
-	fail      int              // the lowest failing run found, or to
-	failOut   *outcome         // its outcome
-	failAt    time.Time        // when it was found
-	perRun    []map[string]int // faults injected, by run (from from)
-	judged    []bool           // runs judged, by run (from from)
-	shared    int              // the first run that reached the primitive's sharing, or -1
-	perWorker []int            // runs each worker finished
-	stopped   bool             // the test's deadline is near: start no more runs
-	spent     time.Duration    // the workers' wall time in runs, added up
-	finished  int
-}
-
-func (randomStrategy) explore(x *exploration) (Report, *outcome) {
-	cfg := x.cfg
-	base, fixed := baseSeed(cfg)
-	if !fixed && !x.part.Whole() {
-		x.t.Fatalf("check: %s: -check.shard=%s needs the search's seed fixed, the same in every part: add -rapid.seed=N (or set Config.Seed)", cfg.Name, x.part)
-	}
-	total := checksOf(cfg)
-	from, to := x.part.Range(total)
-	s := &sample{x: x, base: base, from: from, to: to, next: from, fail: to, shared: -1,
-		perRun: make([]map[string]int, to-from), judged: make([]bool, to-from), perWorker: make([]int, x.workers)}
-	stop := s.progress()
-	var wg sync.WaitGroup
-	for w := 0; w < x.workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.work(w)
-		}()
-	}
-	wg.Wait()
-	stop()
-
-	rep := Report{Seed: base, Workers: x.workers, Part: x.part.String(), Injected: map[string]int{}}
-	// What one process running the whole range in order would have judged: the runs below the lowest failure.
-	ran := 0
-	for ran < s.fail-from && s.judged[ran] {
-		ran++
-	}
-	for _, m := range s.perRun[:ran] {
-		for k, n := range m {
-			rep.Injected[k] += n
-		}
-	}
-	rep.Runs = ran
-	rep.shared = s.shared >= 0 && s.shared < s.fail
-	rep.sharedFirst = -1
-	if rep.shared {
-		rep.sharedFirst = s.shared
-	}
-	rep.ran, rep.complete, rep.from, rep.to, rep.total = ran, ran == to-from, from, to, total
-	rep.perRun = s.perRun[:ran]
+func (r randomStrategy) explore(x *exploration) (Report, *outcome) {
+	base, fixed := baseSeed(x.cfg)
+	run, _ := r.runs(x, base)
+	rep, s := x.sampleRuns(base, fixed, run, "")
 	if s.failOut == nil {
 		return rep, nil
 	}
-	rep.Failed, rep.Property, rep.FailIndex = true, s.failOut.property, s.fail
-	rep.FirstFail = s.failAt.Sub(x.started)
-	last, runs := x.shrink(seedOf(base, s.fail), s.failOut.property)
-	rep.Runs += 1 + runs
+	rep.FoundBy = shard.Random
+	return rep, x.shrinkFound(&rep, s)
+}
+
+// runs makes run i of a search from base: rapid's draws from seed base+i(i+1)/2.
+func (randomStrategy) runs(x *exploration, base uint64) (run func(i int) *outcome, bound *PCTBound) {
+	return func(i int) *outcome { return x.runSeeded(seedOf(base, i)) }, nil
+}
+
+// shrinkFound hands the search's failing run to rapid to shrink, counts the runs that took in rep, and
+// returns the smallest failing run (the run as found, if the reproduction passed: a nondeterministic lock).
+func (x *exploration) shrinkFound(rep *Report, s *sample) *outcome {
+	last, runs := x.shrink(seedOf(s.base, s.fail), s.failOut.property)
+	rep.Runs += runs
 	rep.shrinkRuns = runs
 	if last == nil {
-		last = s.failOut // the reproduction passed (a nondeterministic lock): report the run as found
+		return s.failOut
 	}
-	return rep, last
-}
-
-// work is one worker: it takes the next run, until the range is done, a lower run failed, or time is short.
-func (s *sample) work(w int) {
-	deadline, hasDeadline := s.x.t.Deadline()
-	for {
-		s.mu.Lock()
-		if hasDeadline && s.finished > 0 && time.Until(deadline) < s.spent/time.Duration(s.finished)*time.Duration(5*s.x.workers) {
-			s.stopped = true // as rapid does: leave time to shrink and report rather than time out
-		}
-		i := s.next
-		if i >= s.fail || s.stopped {
-			s.mu.Unlock()
-			return
-		}
-		s.next++
-		s.mu.Unlock()
-
-		began := time.Now()
-		out := s.x.runSeeded(seedOf(s.base, i))
-		faults := injectedFaults(out)
-
-		s.mu.Lock()
-		s.spent += time.Since(began)
-		s.finished++
-		s.perWorker[w]++
-		s.perRun[i-s.from], s.judged[i-s.from] = faults, true
-		if out.shared && (s.shared < 0 || i < s.shared) {
-			s.shared = i
-		}
-		if out.failed() && i < s.fail {
-			s.fail, s.failOut, s.failAt = i, out, time.Now()
-		}
-		s.mu.Unlock()
-	}
-}
-
-// injectedFaults counts the faults a run injected, by kind.
-func injectedFaults(out *outcome) map[string]int {
-	var m map[string]int
-	for _, d := range out.decisions[:out.explored] {
-		if kind := decisionKind(d); isFault(kind) {
-			if m == nil {
-				m = map[string]int{}
-			}
-			m[kind]++
-		}
-	}
-	return m
+	return last
 }
 
 // runSeeded makes one run in a bubble of its own, its decisions drawn by rapid from seed exactly as
@@ -236,29 +106,6 @@ func setFlag(name, value string) (restore func()) {
 	old := f.Value.String()
 	_ = f.Value.Set(value)
 	return func() { _ = f.Value.Set(old) }
-}
-
-// progress prints a line a second while sampling, if cfg.Progress is set: runs done, the rate in all and
-// per worker, and whether a failure was found.
-func (s *sample) progress() (stop func()) {
-	cfg := s.x.cfg
-	if cfg.Progress == nil {
-		return func() {}
-	}
-	rates := &rateLine{lastAt: time.Now()}
-	return progressTicker(func() {
-		s.mu.Lock()
-		counts := append([]int(nil), s.perWorker...)
-		failed := s.failOut != nil
-		done := s.finished
-		s.mu.Unlock()
-		state := "no violation yet"
-		if failed {
-			state = "violation found"
-		}
-		fmt.Fprintf(cfg.Progress, "  %s: %d of %d interleavings in %s, %s, %s\n", cfg.Name, done, s.to-s.from,
-			time.Since(s.x.started).Round(time.Second), rates.format(counts, time.Now()), state)
-	})
 }
 
 // quietTB is the testing.TB rapid shrinks on: rapid's logs and its "To reproduce" lines (the checker's own

@@ -8,7 +8,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// rapidFlag reports whether the user set one of rapid's flags on the command line.
+// rapidFlag reports whether the user set a flag (one of rapid's, or of the checker's) on the command line.
 func rapidFlag(name string) bool {
 	set := false
 	flag.Visit(func(f *flag.Flag) {

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 
+	"github.com/zkmodel/zkmodel/internal/lockers"
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
@@ -33,7 +34,7 @@ func (l rwLocker) Token() int64                     { return l.write.Token() }
 func (l rwLocker) RLocker() Locker                  { return l.read }
 
 // Lost is the write side's Lost(), or nil (never lost) when it has none.
-func (l rwLocker) Lost() <-chan struct{} { return lostOf(l.write) }
+func (l rwLocker) Lost() <-chan struct{} { return lockers.LostOf(l.write) }
 
 // semaphoreLeases is the number of leases of the semaphore variants: Config.Leases' default.
 const semaphoreLeases = 2

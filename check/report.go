@@ -40,6 +40,9 @@ func (r Report) String() string {
 		}
 		took = fmt.Sprintf(" (%s)", r.Elapsed.Round(round))
 	}
+	if r.PCT != nil {
+		took += "; " + r.PCT.String()
+	}
 	if !r.Failed {
 		return fmt.Sprintf("%s: pass: every property held in %s%s", name, runs, took)
 	}

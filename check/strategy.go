@@ -11,9 +11,10 @@ import (
 )
 
 // Strategy is how an exploration chooses the schedules it runs: rapid's random sampling with shrinking
-// (Random, the default), the exhaustive search of every schedule within a bound (Exhaustive, or
-// Config.Exhaustive), or the one schedule of a trace (ReplayTrace). Each lives in a file of its own
-// (random.go, exhaustive.go, replay.go); the scheduler, the workload, the properties and the traces are the
+// (Random, the default), PCT's sampling with a stated bound (PCT), both by turns (Portfolio), the exhaustive
+// search of every schedule within a bound (Exhaustive, or Config.Exhaustive), or the one schedule of a trace
+// (ReplayTrace). Each lives in a file of its own (random.go, pct.go, portfolio.go, exhaustive.go, replay.go;
+// the sampling strategies share sample.go); the scheduler, the workload, the properties and the traces are the
 // same for all of them, and so is the Report.
 //
 // Whatever the strategy, the verdict does not depend on how many workers ran it (Config.Parallel) or into
@@ -28,9 +29,10 @@ type Strategy interface {
 }
 
 // strategies are the strategies -check.strategy names.
-var strategies = []Strategy{Random, Exhaustive}
+var strategies = []Strategy{Random, PCT(pctDefaultDepth), Portfolio(pctDefaultDepth), Exhaustive}
 
-// ParseStrategy returns the strategy -check.strategy names: "random" or "exhaustive".
+// ParseStrategy returns the strategy -check.strategy names: "random", "pct", "portfolio" or "exhaustive"
+// (PCT's depth is 3; -check.pct.depth sets another).
 func ParseStrategy(name string) (Strategy, error) {
 	var names []string
 	for _, s := range strategies {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/zkmodel/zkmodel/internal/lockers"
 )
 
 // This file checks what a user's Factory or ZKFactory returned before a run uses it, so that a mistake is one
@@ -19,8 +21,7 @@ func nilLocker(l Locker) string {
 	if isNilValue(l) {
 		return fmt.Sprintf("a nil %T (a typed nil in a Locker: its methods would dereference nil)", l)
 	}
-	if a, ok := l.(adapter); ok {
-		name, role, inner := a.wrapped()
+	if name, role, inner, ok := adapted(l); ok {
 		switch {
 		case inner == nil:
 			return fmt.Sprintf("a Locker of %s whose %s is nil", name, role)
@@ -71,13 +72,17 @@ func nilFields(v any) string {
 	return strings.Join(fields, ", ")
 }
 
-// adapter is a Locker made by NewSemaphoreLocker or NewElectionLocker: it names itself and what it wraps.
-type adapter interface {
-	wrapped() (constructor, role string, inner any)
+// adapted says what a Locker made by NewSemaphoreLocker or NewElectionLocker wraps: the constructor's name,
+// the wrapped value's role and the value; ok is false for any other Locker.
+func adapted(l Locker) (constructor, role string, inner any, ok bool) {
+	switch a := l.(type) {
+	case lockers.SemaphoreLocker:
+		return "NewSemaphoreLocker", "Leaser", a.Leaser, true
+	case lockers.ElectionLocker:
+		return "NewElectionLocker", "Candidate", a.Candidate, true
+	}
+	return "", "", nil, false
 }
-
-func (l semaphoreLocker) wrapped() (string, string, any) { return "NewSemaphoreLocker", "Leaser", l.s }
-func (l electionLocker) wrapped() (string, string, any)  { return "NewElectionLocker", "Candidate", l.c }
 
 // abandon ends a run whose setup failed: the clients it connected are closed (a go-zookeeper client's
 // goroutines would otherwise outlive the bubble, which synctest reports as a deadlock) and forgotten.

@@ -1,11 +1,11 @@
 package check
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/lockers"
 	"github.com/zkmodel/zkmodel/internal/mutants"
 	"github.com/zkmodel/zkmodel/recipe"
 )
@@ -112,7 +112,7 @@ func ZKLockVariant() Variant {
 	const name = "zk-lock"
 	return Variant{Name: name, Bug: "go-zookeeper's zk.Lock, unmodified", Expect: zkLockFinding,
 		ZKFactory: func(conn *zk.Conn, path string) Locker {
-			return zkLock{zk.NewLock(conn, path, zk.WorldACL(zk.PermAll))}
+			return lockers.ZKLock(zk.NewLock(conn, path, zk.WorldACL(zk.PermAll)))
 		},
 		Config: Config{Name: name, Faults: AllFaults &^ FaultCancel, Deadline: -1}}
 }
@@ -122,13 +122,6 @@ func ZKLockVariant() Variant {
 // cannot tell a holder that its session expired, so a holder whose session ended keeps writing while the
 // next one holds the lock, and the register, which zk.Lock gives no token to fence with, loses an update.
 const zkLockFinding = "liveness|hygiene|fenced-register"
-
-// zkLock adapts go-zookeeper's *zk.Lock, whose methods take no context, to Locker.
-type zkLock struct{ l *zk.Lock }
-
-func (z zkLock) Lock(context.Context) error   { return z.l.Lock() }
-func (z zkLock) Unlock(context.Context) error { return z.l.Unlock() }
-func (z zkLock) Token() int64                 { return 0 }
 
 // withClients sets how many clients contend for a variant. Two clients leave no room for a herd, so a
 // mutant that breaks both mutual exclusion and the herd property is shown breaking the former.

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/zkmodel/zkmodel/internal/lockers"
 )
 
 // This file is the workload every client runs, whatever kind of client it is: rounds of Lock, a fenced
@@ -240,7 +242,7 @@ func (r *run) toldOfLoss(c *client, lock Locker, session int64, where string) {
 	if how == "" {
 		return
 	}
-	ch := lostOf(lock)
+	ch := lockers.LostOf(lock)
 	if ch == nil {
 		return
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkmodel/zkmodel/internal/rawzk"
+	"github.com/zkmodel/zkmodel/jute"
 	"github.com/zkmodel/zkmodel/model"
-	"github.com/zkmodel/zkmodel/model/jute"
 	"github.com/zkmodel/zkmodel/realzk"
 )
 

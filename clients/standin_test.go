@@ -3,16 +3,14 @@ package clients
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/zkmodel/zkmodel/internal/zkcluster"
 	"github.com/zkmodel/zkmodel/realzk"
 )
 
@@ -74,6 +72,29 @@ func startStandin(ctx context.Context, t *testing.T, servers int, jvmFlags strin
 // cfg.script, and returns once each serves (srvr gives its mode). Every process is killed when t ends.
 func startCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin {
 	t.Helper()
+	s := writeCluster(ctx, t, cfg)
+	t.Cleanup(func() {
+		for i := range cfg.servers {
+			_ = s.stop(i)
+		}
+	})
+	for i := range cfg.servers {
+		if err := s.launch(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cfg.servers {
+		if err := s.waitServing(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// writeCluster writes the zoo.cfg (and myid) files of cfg's servers and returns the cluster, none of them
+// started.
+func writeCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin {
+	t.Helper()
 	script := cfg.script
 	if script == "" {
 		var err error
@@ -89,58 +110,13 @@ func startCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin
 	} else {
 		s.env = append(s.env, "JVMFLAGS="+realServerJVMFlags, "ZOO_LOG_DIR="+base)
 	}
-	ports := make([]int, 3*cfg.servers)
-	var held []net.Listener // until all are chosen, so that none repeats
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		held = append(held, l)
+	var lines []string
+	if !cfg.defaultWhitelist {
+		lines = append(lines, "4lw.commands.whitelist=*")
 	}
-	for _, l := range held {
-		l.Close()
-	}
-	for i := range cfg.servers {
-		dir := filepath.Join(base, fmt.Sprintf("srv%d", i+1))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		lines := []string{"tickTime=500", "initLimit=10", "syncLimit=5", "dataDir=" + dir,
-			"clientPort=" + strconv.Itoa(ports[3*i]), "admin.enableServer=false"}
-		if !cfg.defaultWhitelist {
-			lines = append(lines, "4lw.commands.whitelist=*")
-		}
-		if cfg.servers > 1 {
-			for j := range cfg.servers {
-				lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", j+1, ports[3*j+1], ports[3*j+2]))
-			}
-			if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(strconv.Itoa(i+1)+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		zooCfg := filepath.Join(dir, "zoo.cfg")
-		if err := os.WriteFile(zooCfg, []byte(strings.Join(append(lines, cfg.extra...), "\n")+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s.cfgs = append(s.cfgs, zooCfg)
-		s.addrs = append(s.addrs, fmt.Sprintf("127.0.0.1:%d", ports[3*i]))
-	}
-	t.Cleanup(func() {
-		for i := range cfg.servers {
-			_ = s.stop(i)
-		}
-	})
-	for i := range cfg.servers {
-		if err := s.launch(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range cfg.servers {
-		if err := s.waitServing(ctx, i); err != nil {
-			t.Fatal(err)
-		}
+	for _, srv := range zkcluster.Write(t, base, cfg.servers, append(lines, cfg.extra...)...) {
+		s.cfgs = append(s.cfgs, srv.Cfg)
+		s.addrs = append(s.addrs, srv.Addr())
 	}
 	return s
 }

@@ -101,6 +101,12 @@ type Target struct {
 	// registered when it is set (with reconfigEnabled, only if SuperUser is set too). Nil means the target
 	// is not a reconfigurable ensemble (a standalone server, or one whose configuration is unknown).
 	Reconfig *Reconfig
+	// SkipACL tells that the server runs with zookeeper.skipACL=yes (skipACL=yes in zoo.cfg): the rules that no
+	// ACL is checked are registered, and only they are of any use (run them with Only: "skipacl/").
+	SkipACL bool
+	// SASL describes the target's SASL logins. Nil means it has none (no JAAS Server section, or no client
+	// that logs in), and the SASL rules are not registered.
+	SASL *SASL
 	// Only, when non-empty, limits Run to the rules whose names start with one of these prefixes (for
 	// example "ttl/"), so that a second server configured for some rules need not run them all.
 	Only []string
@@ -151,6 +157,7 @@ func Run(t *testing.T, target Target) {
 	if target.SuperUser != "" {
 		rules = append(rules, aclSuperRules...)
 	}
+	rules = append(rules, refusedRules...)
 	if target.Sever != nil {
 		rules = append(rules, severRules...)
 		rules = append(rules, aclSeverRules...)
@@ -168,11 +175,25 @@ func Run(t *testing.T, target Target) {
 		rules = append(rules, ensembleRules...)
 	}
 	rules = append(rules, ttlRules(target)...)
+	if r := target.Reconfig; r != nil && r.Enabled && r.Fresh {
+		rules = append(rules, reconfigFreshRules...)
+	}
 	switch r := target.Reconfig; {
 	case r != nil && !r.Enabled:
 		rules = append(rules, reconfigDisabledRules...)
 	case r != nil && target.SuperUser != "":
 		rules = append(rules, reconfigRules...)
+	case r != nil:
+		rules = append(rules, reconfigNoSuperRules...)
+	}
+	if target.SkipACL {
+		rules = append(rules, skipACLRules...)
+	}
+	if target.SASL != nil {
+		rules = append(rules, saslRules...)
+		if r := target.Reconfig; r != nil && r.Enabled {
+			rules = append(rules, saslReconfigRules...)
+		}
 	}
 	if len(target.Only) > 0 {
 		rules = slices.DeleteFunc(rules, func(r rule) bool {

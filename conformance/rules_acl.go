@@ -403,3 +403,42 @@ var aclSuperRules = []rule{
 		expectACL(t, super, h.path("s"), []zk.ACL{digestEntry(zk.PermAll, [2]string{user, password})})
 	}},
 }
+
+// skipACLRules run on a target with zookeeper.skipACL=yes (Target.SkipACL).
+var skipACLRules = []rule{
+	{"skipacl/with skipACL=yes no ACL is checked: anyone reads, writes, creates, deletes and sets ACLs; ACLs are still validated", func(t *testing.T, h *harness) {
+		owner, anon := h.aclConnect(aclOwner), h.aclConnect([2]string{})
+		g := h.path("g")
+		h.guarded(owner, g, []byte("g")) // the owner's digest alone
+		badACL := []zk.ACL{{Perms: zk.PermAll, Scheme: "digest", ID: "no-colon"}}
+		for _, a := range []attempt{
+			{"anonymous Get", func() error { _, _, err := anon.Get(g); return err }, nil},
+			{"anonymous GetACL", func() error { _, _, err := anon.GetACL(g); return err }, nil},
+			{"anonymous Set", func() error { _, err := anon.Set(g, []byte("a"), -1); return err }, nil},
+			{"anonymous Create of a child", func() error { _, err := anon.Create(g+"/c", nil, 0, openACL); return err }, nil},
+			{"anonymous Children", func() error { _, _, err := anon.Children(g); return err }, nil},
+			{"anonymous Delete of the child", func() error { return anon.Delete(g+"/c", -1) }, nil},
+			{"anonymous SetACL with a malformed ACL", func() error { _, err := anon.SetACL(g, badACL, -1); return err }, zk.ErrInvalidACL},
+			{"anonymous SetACL", func() error { _, err := anon.SetACL(g, []zk.ACL{digestEntry(zk.PermRead, aclOther)}, -1); return err }, nil},
+			{"anonymous Set after the ACL names another user's READ alone", func() error { _, err := anon.Set(g, []byte("b"), -1); return err }, nil},
+		} {
+			a.check(t)
+		}
+		if data, _, err := owner.Get(g); err != nil || string(data) != "b" {
+			t.Fatalf("Get(%q) = %q, %v; want the anonymous session's data b", g, data, err)
+		}
+	}},
+	{"skipacl/with skipACL=yes and reconfigEnabled anyone may reconfigure", func(t *testing.T, h *harness) {
+		if r := h.target.Reconfig; r == nil || !r.Enabled {
+			t.Fatal("the rule needs a target with reconfigEnabled (Target.Reconfig.Enabled)")
+		}
+		anon := h.reconfigConnect([2]string{})
+		before, st := readConfig(t, anon)
+		if _, err := anon.IncrementalReconfig(nil, nil, st.Mzxid); err != nil {
+			t.Fatalf("anonymous IncrementalReconfig(nothing, from version %#x): %v", st.Mzxid, err)
+		}
+		if after, st2 := readConfig(t, anon); !slices.Equal(after, before) || st2.Mzxid <= st.Mzxid {
+			t.Fatalf("after an empty reconfig /zookeeper/config is %q %s; want %q at a version after %#x", after, formatStat(st2), before, st.Mzxid)
+		}
+	}},
+}

@@ -21,6 +21,9 @@ type Reconfig struct {
 	Enabled bool
 	// Servers is the number of participants the target's configuration lists (at least 3).
 	Servers int
+	// Fresh tells that no reconfig has changed the configuration since the ensemble first started: with
+	// reconfigEnabled, the rules then check the version it started with.
+	Fresh bool
 }
 
 // ReconfigConn is what the reconfig rules need of a Conn beyond ACLConn: go-zookeeper's
@@ -131,6 +134,11 @@ var reconfigDisabledRules = []rule{
 			t.Fatalf("/zookeeper/config lists %d participants, want the target's %d: %q", voters, h.target.Reconfig.Servers, servers)
 		}
 	}},
+	{"reconfig/without reconfigEnabled the configuration's version is 0", func(t *testing.T, h *harness) {
+		if _, st := readConfig(t, h.admin); st.Mzxid != 0 {
+			t.Fatalf("/zookeeper/config %s: want version 0 (and mzxid 0): only an ensemble with reconfigEnabled versions its configuration", formatStat(st))
+		}
+	}},
 	{"reconfig/without reconfigEnabled every reconfig fails with ZRECONFIGDISABLED, before any other check", func(t *testing.T, h *harness) {
 		anon := h.reconfigConnect([2]string{})
 		before, st := readConfig(t, anon)
@@ -161,6 +169,43 @@ func countRole(lines []string, role string) int {
 		}
 	}
 	return n
+}
+
+// firstEpochZxid is the first zxid of a fresh ensemble's first leader (epoch 1, counter 0).
+const firstEpochZxid = 1 << 32
+
+// reconfigFreshRules run first on a target with reconfigEnabled that no reconfig has changed (Reconfig.Fresh).
+var reconfigFreshRules = []rule{
+	{"reconfig/a fresh ensemble's configuration has its first epoch's first zxid (0x100000000) as version", func(t *testing.T, h *harness) {
+		if _, st := readConfig(t, h.admin); st.Mzxid != firstEpochZxid {
+			t.Fatalf("/zookeeper/config %s: want version and mzxid %#x, the zxid the first leader's epoch starts at", formatStat(st), firstEpochZxid)
+		}
+		if st := mustStat(t, h.admin, h.base); st.Czxid <= firstEpochZxid {
+			t.Fatalf("the rule's base node was created at %#x: want a zxid after the configuration's version %#x", st.Czxid, int64(firstEpochZxid))
+		}
+	}},
+}
+
+// reconfigNoSuperRules run on a target with reconfigEnabled and no super user (no superDigest).
+var reconfigNoSuperRules = []rule{
+	reconfigDisabledRules[0],
+	{"reconfig/without a super user nobody may reconfigure: NoAuth, for a digest named super too, and nothing changes", func(t *testing.T, h *harness) {
+		anon, named := h.reconfigConnect([2]string{}), h.reconfigConnect([2]string{"super", "test"})
+		before, st := readConfig(t, anon)
+		for _, s := range []*reconfigSession{anon, named} {
+			for _, a := range []attempt{
+				{"IncrementalReconfig(nothing)", func() error { _, err := s.IncrementalReconfig(nil, nil, -1); return err }, zk.ErrNoAuth},
+				{"IncrementalReconfig(leaving 1)", func() error { _, err := s.IncrementalReconfig(nil, []string{"1"}, -1); return err }, zk.ErrNoAuth},
+				{"Reconfig(the same servers)", func() error { _, err := s.Reconfig(before, st.Mzxid); return err }, zk.ErrNoAuth},
+				{"SetACL(/zookeeper/config)", func() error { _, err := s.SetACL("/zookeeper/config", openACL, -1); return err }, zk.ErrNoAuth},
+			} {
+				a.check(t)
+			}
+		}
+		if after, st2 := readConfig(t, anon); !slices.Equal(after, before) || st2 != st {
+			t.Fatalf("the refused reconfigs changed /zookeeper/config: %q %s, was %q %s", after, formatStat(st2), before, formatStat(st))
+		}
+	}},
 }
 
 // reconfigRules run on a target with reconfigEnabled and a super user.

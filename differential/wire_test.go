@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkmodel/zkmodel/jute"
 	"github.com/zkmodel/zkmodel/model"
-	"github.com/zkmodel/zkmodel/model/jute"
 	"github.com/zkmodel/zkmodel/realzk"
 )
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zkmodel/zkmodel/internal/jaas"
+	"github.com/zkmodel/zkmodel/internal/keystore"
 )
 
 // Config is what the stand-in reads from a ZooKeeper server's zoo.cfg, its myid file and the Java system
@@ -49,6 +50,17 @@ type Config struct {
 	FourLetterWords string
 	// ReconfigEnabled is reconfigEnabled.
 	ReconfigEnabled bool
+	// SkipACL is zookeeper.skipACL=yes: skipACL=yes in zoo.cfg (which a real server makes that system
+	// property, overriding -Dzookeeper.skipACL) or the JVM flag. Nothing but "yes" turns it on, as in Java.
+	SkipACL bool
+	// EnforceAuthSchemes are the schemes a connection must hold an identity of before the server serves it:
+	// enforce.auth.schemes with enforce.auth.enabled=true, or sasl alone with sessionRequireClientSASLAuth=true
+	// (zoo.cfg keys, or -Dzookeeper.… properties); nil when authentication is not enforced.
+	EnforceAuthSchemes []string
+	// SecureClientAddr is where the server listens for TLS clients: secureClientPortAddress (else the client
+	// address's host) and secureClientPort; "" without a secureClientPort. TLS holds its ssl.* settings.
+	SecureClientAddr string
+	TLS              keystore.Settings
 
 	// SuperDigest is -Dzookeeper.DigestAuthenticationProvider.superDigest ("" for none).
 	SuperDigest string
@@ -304,6 +316,13 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	if err := c.applyJVMFlags(zooCfgProperties); err != nil {
 		return Config{}, fmt.Errorf("%s: %w (given as a zoo.cfg key, which 3.8 sets as the system property zookeeper.KEY)", abs, err)
 	}
+	c.applySkipACL(props)
+	if err := c.applyEnforceAuth(props, jvmFlags); err != nil {
+		return Config{}, err
+	}
+	if err := c.applyTLS(props, jvmFlags); err != nil {
+		return Config{}, err
+	}
 	if c.JAASFile != "" {
 		parsed, err := jaas.ReadFile(c.JAASFile)
 		if err != nil {
@@ -363,6 +382,8 @@ func (c *Config) applyJVMFlags(props []systemProperty) error {
 			c.SASLSuperUser = v
 		case "zookeeper.4lw.commands.whitelist":
 			c.FourLetterWords = v
+		case "zookeeper.skipACL":
+			c.SkipACL = v == "yes"
 		case "zookeeper.extendedTypesEnabled":
 			c.ExtendedTypes = strings.EqualFold(v, "true")
 		case "zookeeper.emulate353TTLNodes":
@@ -508,4 +529,84 @@ func memberIDs(ms []Member) string {
 		ids[i] = strconv.Itoa(m.ID)
 	}
 	return strings.Join(ids, ", ")
+}
+
+// applySkipACL reads zookeeper.skipACL: -Dzookeeper.skipACL, then zoo.cfg's skipACL (ZooKeeper sets a zoo.cfg
+// key it does not know as the system property "zookeeper."+key, over the JVM flag).
+func (c *Config) applySkipACL(props properties) {
+	if p, ok := props.byKey["skipACL"]; ok {
+		c.SkipACL = p.value == "yes"
+	}
+}
+
+// applyEnforceAuth reads enforced authentication as ZooKeeper 3.8's AuthenticationHelper does (measured):
+// sessionRequireClientSASLAuth=true requires sasl, whatever enforce.auth.enabled says; otherwise
+// enforce.auth.enabled=true requires one of enforce.auth.schemes (comma-separated). Each may be a zoo.cfg key
+// or a -Dzookeeper.… property, zoo.cfg's winning. A scheme no authentication provider serves stops the
+// server ("Authentication scheme sasl is not available." without an authProvider naming
+// SASLAuthenticationProvider): ip and digest are always there.
+func (c *Config) applyEnforceAuth(props properties, jvmFlags string) error {
+	property := func(key string) string { return zookeeperProperty(props, jvmFlags, key) }
+	switch {
+	case strings.EqualFold(property("sessionRequireClientSASLAuth"), "true"):
+		c.EnforceAuthSchemes = []string{"sasl"}
+	case strings.EqualFold(property("enforce.auth.enabled"), "true"):
+		for _, s := range strings.Split(property("enforce.auth.schemes"), ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.EnforceAuthSchemes = append(c.EnforceAuthSchemes, s)
+			}
+		}
+		if len(c.EnforceAuthSchemes) == 0 {
+			return fmt.Errorf("%s: enforce.auth.enabled=true needs the schemes to require in enforce.auth.schemes (sasl, digest, …)", c.File)
+		}
+	}
+	for _, s := range c.EnforceAuthSchemes {
+		if s != "ip" && s != "digest" && !(s == "sasl" && c.SASLACLs) {
+			return fmt.Errorf("%s: authentication scheme %s is not available (enforce.auth.schemes; sasl needs authProvider.N=%s)", c.File, s, saslAuthProvider)
+		}
+	}
+	return nil
+}
+
+// zookeeperProperty is the system property zookeeper.KEY as a real server sees it: zoo.cfg's KEY (which
+// QuorumPeerConfig sets as that property), else the last -Dzookeeper.KEY= of the JVM flags; "" when neither.
+func zookeeperProperty(props properties, jvmFlags, key string) string {
+	if p, ok := props.byKey[key]; ok {
+		return p.value
+	}
+	value := ""
+	for _, f := range strings.Fields(jvmFlags) {
+		if v, ok := strings.CutPrefix(f, "-Dzookeeper."+key+"="); ok {
+			value = v // the last one wins, as with java's -D
+		}
+	}
+	return value
+}
+
+// applyTLS reads the secure client port and its ssl.* settings (zoo.cfg keys or -Dzookeeper.ssl.* properties),
+// and checks that the stores read, as a real server does before it serves.
+func (c *Config) applyTLS(props properties, jvmFlags string) error {
+	p, ok := props.byKey["secureClientPort"]
+	if !ok {
+		return nil
+	}
+	port, err := strconv.Atoi(p.value)
+	if err != nil || port <= 0 || port > 65535 {
+		return fmt.Errorf("%s:%d: secureClientPort: %q: want a port from 1 to 65535", p.file, p.line, p.value)
+	}
+	host, _, _ := net.SplitHostPort(c.ClientAddr)
+	if a, ok := props.byKey["secureClientPortAddress"]; ok && a.value != "" && a.value != "0.0.0.0" {
+		host = a.value
+	}
+	c.SecureClientAddr = net.JoinHostPort(host, strconv.Itoa(port))
+	get := func(key string) string { return zookeeperProperty(props, jvmFlags, "ssl."+key) }
+	c.TLS = keystore.Settings{
+		KeyStore: get("keyStore.location"), KeyStorePassword: get("keyStore.password"), KeyStoreType: get("keyStore.type"),
+		TrustStore: get("trustStore.location"), TrustStorePassword: get("trustStore.password"), TrustStoreType: get("trustStore.type"),
+		ClientAuth: get("clientAuth"), Protocol: get("protocol"), EnabledProtocols: get("enabledProtocols"),
+	}
+	if _, err := keystore.ServerConfig(c.TLS); err != nil {
+		return fmt.Errorf("%s: secureClientPort %d: %w", c.File, port, err)
+	}
+	return nil
 }

@@ -15,7 +15,11 @@
 // output in a log file) under a file lock. Each member's process holds a unix socket open to it; when the
 // process ends, killed with SIGKILL or not, the daemon stops that member at once: its client connections
 // close and its port refuses, and without a majority no member serves. Running the process again starts the
-// member again with the ensemble's state, as a real server recovers from its dataDir. Sessions expire on
+// member again with the ensemble's state, as a real server recovers from its dataDir, and with the settings
+// its zoo.cfg, JVM flags and JAAS file give now, read afresh as a real server reads them on each start (a new
+// JAAS file's users log in, the old ones' no more). The emulated ensemble has one set of settings: a member
+// whose settings differ from those of members still running is refused, with an error saying so, as is a
+// tickTime other than the one the cluster's daemon started with. Sessions expire on
 // the wall clock: the daemon moves the model's virtual clock along with it.
 //
 // The daemon exits once no member's process is left and either every dataDir its members named has been

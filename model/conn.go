@@ -2,13 +2,13 @@ package model
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkmodel/zkmodel/internal/evqueue"
+	"github.com/zkmodel/zkmodel/internal/watches"
 )
 
 // Conn is a client of a model Server. Its methods have the signatures of go-zookeeper's *zk.Conn and behave
@@ -31,7 +31,7 @@ type Conn struct {
 	queued    []*call // issued while disconnected; sent on reconnect
 	outbox    []outItem
 	lastZxid  int64
-	watchers  map[watchKey][]chan zk.Event
+	watchers  watches.Table[chan zk.Event]
 	creds     []authCred // accepted addAuths, sent again on every new connection
 
 	member     int          // the ensemble's server it is (or was last) connected to
@@ -39,7 +39,7 @@ type Conn struct {
 	link       *wireLink    // its current connection, nil when it has none
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
 
-	persistent map[watchKey][]*evqueue.Queue // AddWatch's channels (pwatch.go)
+	persistent watches.Table[*evqueue.Queue] // AddWatch's channels (pwatch.go)
 }
 
 type call struct {
@@ -75,19 +75,8 @@ type outItem struct {
 	drop   bool     // or the connection dropping at once (its server stopped): what is queued behind is lost
 }
 
-// watchType mirrors go-zookeeper's client-side watch kinds.
-type watchType uint8
-
-const (
-	watchData  watchType = iota // GetW, or ExistsW on an existing node
-	watchExist                  // ExistsW on a missing node
-	watchChild                  // ChildrenW
-)
-
-type watchKey struct {
-	path string
-	kind watchType
-}
+// watchKey is one path's watches of one kind, in the client's tables (package watches).
+type watchKey = watches.Key
 
 // ClientID returns the client's number on its server: 1 for the first Connect, 2 for the second, and so on.
 // Steps name clients by it.
@@ -150,93 +139,63 @@ func (c *Conn) registerWatch(r *request, err error) <-chan zk.Event {
 	if !r.watch {
 		return nil
 	}
-	var kind watchType
+	var kind watches.Kind
 	switch {
 	case r.op == opGetData && err == nil, r.op == opExists && err == nil:
-		kind = watchData
+		kind = watches.Data
 	case r.op == opExists && err == zk.ErrNoNode:
-		kind = watchExist
+		kind = watches.Exist
 	case r.op == opGetChildren && err == nil:
-		kind = watchChild
+		kind = watches.Child
 	default:
 		return nil
 	}
 	ch := make(chan zk.Event, 1)
-	k := watchKey{r.path, kind}
-	c.watchers[k] = append(c.watchers[k], ch)
+	c.watchers.Add(r.path, kind, ch)
 	return ch
 }
 
-// notifyWatches hands a watch event to every channel waiting for it, with go-zookeeper's dispatch table.
+// notifyWatches hands a watch event to every channel waiting for it, with go-zookeeper's dispatch table
+// (watches.OneShot), and to the persistent watches it is for.
 func (c *Conn) notifyWatches(ev zk.Event) {
-	var kinds []watchType
-	switch ev.Type {
-	case zk.EventNodeCreated:
-		kinds = []watchType{watchExist}
-	case zk.EventNodeDataChanged:
-		kinds = []watchType{watchExist, watchData}
-	case zk.EventNodeChildrenChanged:
-		kinds = []watchType{watchChild}
-	case zk.EventNodeDeleted:
-		kinds = []watchType{watchExist, watchData, watchChild}
-	}
-	for _, kind := range kinds {
-		c.fireStandard(watchKey{ev.Path, kind}, ev)
-	}
+	c.fireStandard(ev, ev.Path, watches.OneShot(ev.Type)...)
 	c.notifyPersistent(ev)
 }
 
-// fireStandard hands ev to the standard (one-shot) watches of k, closes their channels and forgets them.
-func (c *Conn) fireStandard(k watchKey, ev zk.Event) {
-	for _, ch := range c.watchers[k] {
+// fireStandard hands ev to the standard (one-shot) watches of path of the kinds, closes their channels and
+// forgets them.
+func (c *Conn) fireStandard(ev zk.Event, path string, kinds ...watches.Kind) {
+	for _, ch := range c.watchers.Take(path, kinds...) {
 		ch <- ev
 		close(ch)
 	}
-	delete(c.watchers, k)
-}
-
-// sortedWatchKeys returns the client's watch keys by path, then kind.
-func (c *Conn) sortedWatchKeys() []watchKey {
-	keys := make([]watchKey, 0, len(c.watchers))
-	for k, chs := range c.watchers {
-		if len(chs) > 0 {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].path != keys[j].path {
-			return keys[i].path < keys[j].path
-		}
-		return keys[i].kind < keys[j].kind
-	})
-	return keys
 }
 
 // invalidateWatches ends every watch with EventNotWatching carrying err, as go-zookeeper does on session
 // expiry (zk.ErrSessionExpired) and on Close (zk.ErrClosing).
 func (c *Conn) invalidateWatches(err error) {
-	for _, k := range c.sortedWatchKeys() {
-		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
+	for _, k := range c.watchers.SortedKeys() {
+		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.Path, Err: err}
 		c.sendEvent(ev)
 		for _, ch := range c.watchers[k] {
 			ch <- ev
 			close(ch)
 		}
 	}
-	c.watchers = map[watchKey][]chan zk.Event{}
+	c.watchers = watches.Table[chan zk.Event]{}
 	c.endPersistent(err)
 }
 
 // watchLists returns the paths of the client's watches by kind, for SetWatches.
 func (c *Conn) watchLists() (data, exist, child []string) {
-	for _, k := range c.sortedWatchKeys() {
-		switch k.kind {
-		case watchData:
-			data = append(data, k.path)
-		case watchExist:
-			exist = append(exist, k.path)
-		case watchChild:
-			child = append(child, k.path)
+	for _, k := range c.watchers.SortedKeys() {
+		switch k.Kind {
+		case watches.Data:
+			data = append(data, k.Path)
+		case watches.Exist:
+			exist = append(exist, k.Path)
+		case watches.Child:
+			child = append(child, k.Path)
 		}
 	}
 	return data, exist, child

@@ -242,6 +242,7 @@ type core struct {
 	saslACL    bool       // the sasl ACL scheme is on (SASLAuthenticationProvider configured)
 	config     *dynConfig // the ensemble's configuration (reconfig.go); nil for a standalone server
 	reconfigOn bool       // reconfigEnabled
+	skipACL    bool       // zookeeper.skipACL=yes: no ACL check (WithSkipACL)
 	now        int64      // virtual milliseconds since the Unix epoch
 	zxid       int64
 	nodes      map[string]*node

@@ -2,10 +2,10 @@ package model
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/internal/evqueue"
+	"github.com/zkmodel/zkmodel/internal/watches"
 )
 
 // This file is the client's side of ZooKeeper 3.6+'s persistent watches (addWatch) and of removeWatches and
@@ -24,12 +24,6 @@ const (
 // code -121, which go-zookeeper v1.0.4 has no named error for (its text is go-zookeeper's: "unknown error:
 // -121").
 var ErrNoWatcher = errNoWatcher
-
-// Client-side kinds of the watches addWatch sets, beside go-zookeeper's (watchData, watchExist, watchChild).
-const (
-	watchPersistent watchType = watchChild + 1 + iota
-	watchRecursive
-)
 
 // persistentBuffer is how many events a persistent watch's channel holds before the ones that follow wait,
 // in order, for the reader (internal/evqueue hands them over; none is ever dropped).
@@ -91,36 +85,24 @@ func (c *Conn) registerPersistent(r *request, err error) <-chan zk.Event {
 	}
 	switch r.op {
 	case opAddWatch:
-		kind := watchPersistent
+		kind := watches.Persistent
 		if r.mode == 1 {
-			kind = watchRecursive
+			kind = watches.Recursive
 		}
 		w := evqueue.New(persistentBuffer)
 		if c.persistent == nil {
-			c.persistent = map[watchKey][]*evqueue.Queue{}
+			c.persistent = watches.Table[*evqueue.Queue]{}
 		}
-		k := watchKey{r.path, kind}
-		c.persistent[k] = append(c.persistent[k], w)
+		c.persistent.Add(r.path, kind, w)
 		return w.C()
 	case opRemoveWatches:
-		var kinds []watchType
-		switch r.mode {
-		case WatcherChildren:
-			kinds = []watchType{watchChild}
-		case WatcherData:
-			kinds = []watchType{watchData, watchExist}
-		case WatcherAny:
-			kinds = []watchType{watchData, watchExist, watchChild, watchPersistent, watchRecursive}
-		}
 		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateSyncConnected, Path: r.path}
-		for _, kind := range kinds {
-			k := watchKey{r.path, kind}
-			c.fireStandard(k, ev)
-			for _, w := range c.persistent[k] {
+		for _, kind := range watches.Removed(r.mode) {
+			c.fireStandard(ev, r.path, kind)
+			for _, w := range c.persistent.Take(r.path, kind) {
 				w.Push(ev)
 				w.Close()
 			}
-			delete(c.persistent, k)
 		}
 	}
 	return nil
@@ -129,42 +111,17 @@ func (c *Conn) registerPersistent(r *request, err error) <-chan zk.Event {
 // notifyPersistent hands a notification to the persistent watches it is for: those on its path, and, unless it
 // is NodeChildrenChanged, the recursive ones on its path and its ancestors.
 func (c *Conn) notifyPersistent(ev zk.Event) {
-	if len(c.persistent) == 0 {
-		return
-	}
-	for _, w := range c.persistent[watchKey{ev.Path, watchPersistent}] {
+	for _, w := range c.persistent.Lasting(ev) {
 		w.Push(ev)
-	}
-	if ev.Type == zk.EventNodeChildrenChanged {
-		return
-	}
-	for p := ev.Path; ; p = parentOf(p) {
-		for _, w := range c.persistent[watchKey{p, watchRecursive}] {
-			w.Push(ev)
-		}
-		if p == "/" {
-			break
-		}
 	}
 }
 
 // endPersistent ends every persistent watch with EventNotWatching carrying err (session expiry, Close), in
 // path order, each also announced on the session event channel, as go-zookeeper does for standard watches.
 func (c *Conn) endPersistent(err error) {
-	keys := slices.SortedFunc(func(yield func(watchKey) bool) {
-		for k := range c.persistent {
-			if !yield(k) {
-				return
-			}
-		}
-	}, func(a, b watchKey) int {
-		if n := strings.Compare(a.path, b.path); n != 0 {
-			return n
-		}
-		return int(a.kind) - int(b.kind)
-	})
+	keys := c.persistent.SortedKeys()
 	for _, k := range keys {
-		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
+		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.Path, Err: err}
 		c.sendEvent(ev)
 		for _, w := range c.persistent[k] {
 			w.Push(ev)
@@ -177,11 +134,11 @@ func (c *Conn) endPersistent(err error) {
 // persistentLists returns the paths of the client's persistent and recursive watches, sorted, for setWatches2.
 func (c *Conn) persistentLists() (persistent, recursive []string) {
 	for k := range c.persistent {
-		switch k.kind {
-		case watchPersistent:
-			persistent = append(persistent, k.path)
-		case watchRecursive:
-			recursive = append(recursive, k.path)
+		switch k.Kind {
+		case watches.Persistent:
+			persistent = append(persistent, k.Path)
+		case watches.Recursive:
+			recursive = append(recursive, k.Path)
 		}
 	}
 	slices.Sort(persistent)

@@ -18,8 +18,8 @@ import (
 //
 // /zookeeper/config holds one line per server, "server.N=host:quorumPort:electionPort:role" with
 // ";clientHost:clientPort" when the line gave a client address, then "version=" and the configuration's
-// version in hex: the zxid of the reconfig that made it (0 for the configuration the ensemble started with;
-// a real one starts at its first epoch's zxid, 0x100000000). A standalone server's is empty. A reconfig
+// version in hex: the zxid of the reconfig that made it (for the configuration the ensemble started with,
+// its first epoch's first zxid, 0x100000000: see firstEpochZxid). A standalone server's is empty. A reconfig
 // checks, in this order (a failure spends a zxid, as any failed write does):
 //
 //   - reconfigEnabled: ZRECONFIGDISABLED (-123) without it, whoever asks and whatever they send;
@@ -507,8 +507,18 @@ func defaultMembers(n int) []EnsembleMember {
 	return out
 }
 
-// setMembers gives the core an ensemble's configuration, version 0, as it starts (none for a standalone
-// server, whose /zookeeper/config is empty).
+// firstEpochZxid is the zxid a fresh ensemble's first leader starts its epoch with (epoch 1, counter 0); its
+// first write is the next. With reconfigEnabled it is also the version ZooKeeper 3.8 gives the configuration
+// the ensemble started with, and /zookeeper/config's mzxid; without it both stay 0 (measured on fresh
+// 3-server ensembles: "version=100000000" and mzxid 0x100000000 with it, "version=0" and 0 without, in the
+// node and in the conf word alike). A standalone server's zxids are of epoch 0. The model moves an ensemble's
+// zxids to the first epoch only with reconfig on (setMembers).
+const firstEpochZxid = 1 << 32
+
+// setMembers gives the core an ensemble's configuration as it starts, version 0 (none for a standalone server,
+// whose /zookeeper/config is empty). With reconfig on, the zxids move to the first epoch and the version is its
+// first zxid. Without it they stay where they are (a real ensemble's are of epoch 1 all the same, but the
+// model's histories and committed traces count from 0; the configuration's version is 0 either way).
 func (c *core) setMembers(members []EnsembleMember) {
 	n := c.nodes[configPath]
 	if len(members) <= 1 {
@@ -524,5 +534,9 @@ func (c *core) setMembers(members []EnsembleMember) {
 	}
 	order(d.servers)
 	c.config = d
+	if c.reconfigOn {
+		c.zxid = max(c.zxid, firstEpochZxid)
+		d.version = c.zxid
+	}
 	c.setConfigNode()
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkmodel/zkmodel/internal/digestmd5"
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // This file is the server side of SASL (the sasl request, opcode 102) as ZooKeeper 3.8 answers it, measured on
@@ -74,6 +74,10 @@ func (s *Server) applySASL(c *Conn, w *wireCall) (string, bool) {
 	done := l.sasl.Complete()
 	token, err := l.sasl.Evaluate(w.req.Token)
 	if err != nil {
+		if s.saslRequired() { // the login the server requires failed
+			w.frame = saslReply(w.xid, errSessionClosedRequireSASLAuth, nil)
+			return fmt.Sprintf("error session closed, requires SASL auth (%v); closing", err), true
+		}
 		w.frame = saslReply(w.xid, errCode(zk.ErrAuthFailed), nil)
 		return fmt.Sprintf("error auth failed (%v); closing", err), true
 	}

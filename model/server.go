@@ -49,6 +49,8 @@ type config struct {
 	members     int
 	memberList  []EnsembleMember // WithMembers
 	reconfig    bool             // WithReconfig
+	skipACL     bool             // WithSkipACL
+	enforceAuth []string         // WithEnforceAuth: the schemes a connection must hold one of
 
 	fourLetterWords []string // WithFourLetterWords; nil: DefaultFourLetterWords
 }
@@ -125,6 +127,7 @@ func NewServer(opts ...Option) *Server {
 	core.super = cfg.superDigest
 	core.saslSuper, core.saslACL = cfg.sasl.SuperUser, cfg.sasl.ACLs
 	core.reconfigOn = cfg.reconfig
+	core.skipACL = cfg.skipACL
 	members := cfg.memberList
 	if members == nil {
 		members = defaultMembers(max(cfg.members, 1))

@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/internal/digestmd5"
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // This file is the wire front end: the server side of ZooKeeper's client protocol, so that real clients
@@ -572,7 +572,8 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 		cl.req = coreRequest(&jr)
 		w.text = wireText(&jr, cl.req)
 	}
-	if s.cfg.manual && w.op == jute.OpPing && cl.req != nil && len(c.outgoing)+len(c.sent)+len(c.outbox) == 0 && !c.closing {
+	if s.cfg.manual && w.op == jute.OpPing && cl.req != nil && len(c.outgoing)+len(c.sent)+len(c.outbox) == 0 && !c.closing &&
+		!s.refusesUnauthenticated(c, w.op) {
 		// Nothing is ahead of the ping on its connection, either way: the server answers it at once, as
 		// ZooKeeper does, rather than as a step. Pings keep sessions alive while the scheduler lets time pass,
 		// and are nobody's decision; a ping behind other traffic waits its turn as any request does.
@@ -768,6 +769,9 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 	hangUp := false
 	detail := ""
 	switch {
+	case s.refusesUnauthenticated(c, w.op):
+		w.frame = replyFrame(w.xid, 0, errSessionClosedRequireSASLAuth, nil)
+		hangUp, detail = true, "error session closed, requires authentication; closing"
 	case w.fail == -6:
 		// An opcode the server does not know: UNIMPLEMENTED with zxid -1, then the server closes the connection.
 		w.frame = replyFrame(w.xid, -1, -6, nil)

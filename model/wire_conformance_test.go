@@ -47,7 +47,33 @@ func TestWireConformance(t *testing.T) {
 		srv := model.NewServer(model.WithEnsemble(3), model.WithReconfig(), model.WithSuperDigest(conformanceSuperDigest))
 		t.Cleanup(func() { _ = srv.Close() })
 		target := wireTarget(srv, inProcess(srv))
-		target.Reconfig.Enabled, target.Only = true, []string{"reconfig/"}
+		target.Reconfig.Enabled, target.Reconfig.Fresh, target.Only = true, true, []string{"reconfig/"}
+		conformance.Run(t, target)
+	})
+	t.Run("skipacl", func(t *testing.T) {
+		// The skipACL rules, on an ensemble with reconfigEnabled and skipACL (as realzk.TestConformanceSkipACL's).
+		srv := model.NewServer(model.WithEnsemble(3), model.WithReconfig(), model.WithSkipACL())
+		t.Cleanup(func() { _ = srv.Close() })
+		target := wireTarget(srv, inProcess(srv))
+		target.SuperUser, target.SkipACL = "", true
+		target.Reconfig.Enabled, target.Only = true, []string{"skipacl/"}
+		conformance.Run(t, target)
+	})
+	t.Run("reconfig-sasl", func(t *testing.T) {
+		// The reconfig and SASL rules, on an ensemble with reconfigEnabled, SASL users and a SASL super user,
+		// and no superDigest (as realzk.TestConformanceReconfigSASL's).
+		srv := model.NewServer(model.WithEnsemble(3), model.WithReconfig(), model.WithSASL(model.SASLConfig{Users: saslConformanceUsers, SuperUser: saslConformanceSuper[0]}))
+		t.Cleanup(func() { _ = srv.Close() })
+		target := wireTarget(srv, inProcess(srv))
+		target.SuperUser = ""
+		target.Reconfig.Enabled, target.Reconfig.Fresh, target.Only = true, true, []string{"reconfig/", "sasl/", "refused/"}
+		dial := srv.Dialer()
+		target.SASL = &conformance.SASL{
+			Connect: rawSASLConnect([]string{"model"}, func(_ context.Context, addr string) (net.Conn, error) {
+				return dial("tcp", addr, 5*time.Second)
+			}),
+			SuperUser: saslConformanceSuper, User: saslConformanceUser,
+		}
 		conformance.Run(t, target)
 	})
 	t.Run("ttl", func(t *testing.T) {
@@ -90,6 +116,27 @@ func rawTarget(addrs []string, dial rawzk.DialFunc) func(*testing.T, time.Durati
 		c, events, err := rawzk.Connect(ctx, addrs, timeout, dial)
 		if err != nil {
 			t.Fatalf("connect the raw client to the model: %v", err)
+		}
+		return rawzk.ZK{C: c, Timeout: 10 * time.Second}, events
+	}
+}
+
+// The SASL users of the reconfig-sasl target: the super user (zookeeper.superUser) and another.
+var (
+	saslConformanceSuper = [2]string{"boss", "boss-secret"}
+	saslConformanceUser  = [2]string{"other", "other-secret"}
+	saslConformanceUsers = map[string]string{saslConformanceSuper[0]: saslConformanceSuper[1], saslConformanceUser[0]: saslConformanceUser[1]}
+)
+
+// rawSASLConnect is a conformance.SASL Connect: the raw client, logged in by SASL DIGEST-MD5.
+func rawSASLConnect(addrs []string, dial rawzk.DialFunc) func(t *testing.T, user, password string) (conformance.Conn, <-chan zk.Event) {
+	return func(t *testing.T, user, password string) (conformance.Conn, <-chan zk.Event) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, events, err := rawzk.ConnectDigestMD5(ctx, addrs, 10*time.Second, dial, user, password)
+		if err != nil {
+			t.Fatalf("connect the raw client to the model as SASL user %s: %v", user, err)
 		}
 		return rawzk.ZK{C: c, Timeout: 10 * time.Second}, events
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/jute"
 	"github.com/zkmodel/zkmodel/model"
-	"github.com/zkmodel/zkmodel/model/jute"
 )
 
 var fuzzServer struct {

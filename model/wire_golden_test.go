@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/jute"
 	"github.com/zkmodel/zkmodel/model"
-	"github.com/zkmodel/zkmodel/model/jute"
 )
 
 // recording is what went over one or more connections between clients and a real ZooKeeper 3.8 server

@@ -156,7 +156,48 @@ func TestConformanceReconfig(t *testing.T) {
 	conformance.Run(t, conformance.Target{
 		Connect:   directConnect(e),
 		SuperUser: SharedSuperUser,
-		Reconfig:  &conformance.Reconfig{Enabled: true, Servers: e.Servers()},
+		Reconfig:  &conformance.Reconfig{Enabled: true, Servers: e.Servers(), Fresh: true},
 		Only:      []string{"reconfig/"},
+	})
+}
+
+// TestConformanceSkipACL runs the skipACL rules on a 3-server ensemble of its own with reconfigEnabled=true and
+// skipACL=yes in zoo.cfg, as model.TestWireConformance/skipacl's.
+func TestConformanceSkipACL(t *testing.T) {
+	e := startForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true", "skipACL": "yes"}})
+	conformance.Run(t, conformance.Target{
+		Connect:  directConnect(e),
+		Reconfig: &conformance.Reconfig{Enabled: true, Servers: e.Servers()},
+		SkipACL:  true,
+		Only:     []string{"skipacl/"},
+	})
+}
+
+// TestConformanceReconfigSASL runs the reconfig, SASL and refused-operation rules on a 3-server ensemble of its
+// own with reconfigEnabled=true, no superDigest, and SASL users of which one is the super user
+// (-Dzookeeper.superUser), as model.TestWireConformance/reconfig-sasl's: only that user may reconfigure.
+func TestConformanceReconfigSASL(t *testing.T) {
+	super, user := [2]string{"boss", "boss-secret"}, [2]string{"other", "other-secret"}
+	jaas, err := WriteJAAS(t.TempDir(), map[string]string{super[0]: super[1], user[0]: user[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true"},
+		SystemProperties: map[string]string{"java.security.auth.login.config": jaas, "zookeeper.superUser": super[0]}})
+	conformance.Run(t, conformance.Target{
+		Connect:  directConnect(e),
+		Reconfig: &conformance.Reconfig{Enabled: true, Servers: e.Servers(), Fresh: true},
+		SASL: &conformance.SASL{
+			Connect: func(t *testing.T, name, password string) (conformance.Conn, <-chan zk.Event) {
+				t.Helper()
+				c, events, err := rawzk.ConnectDigestMD5(testContext(t, 20*time.Second), e.Addrs(), 10*time.Second, nil, name, password)
+				if err != nil {
+					t.Fatalf("connect the raw client as SASL user %s: %v", name, err)
+				}
+				return rawzk.ZK{C: c, Timeout: 20 * time.Second}, events
+			},
+			SuperUser: super, User: user,
+		},
+		Only: []string{"reconfig/", "sasl/", "refused/"},
 	})
 }

@@ -84,20 +84,9 @@
 //
 // # The herd experiment
 //
-// RunHerdExperiment (cmd/herd, make herd) measures what a lock's waiters cost
-// everyone else: for each N, N sessions contend with zero hold time for the
-// recipe, check's parent-watching mutant, go-zookeeper's zk.Lock and Curator's
-// InterProcessMutex (a JVM driver, java/HerdCurator.java, compiled against
-// Debian's Curator at run time), in alternating rounds, while bystander
-// sessions do unrelated work at a fixed offered rate and the servers are read
-// with mntr. Then, for the read-write lock, the semaphore and leader election
-// (HerdPrimitives), N sessions contend in package recipe's implementation,
-// Curator's (InterProcessReadWriteLock, InterProcessSemaphoreV2, LeaderLatch)
-// and kazoo's (ReadLock/WriteLock, Semaphore, Election: a Python driver,
-// python/herd_kazoo.py, speaking the Java driver's protocol), every
-// contender's connection through a counting proxy, which gives requests per
-// acquisition and wake-ups per release alike for all three. HerdCell holds
-// one cell's figures; FormatHerdMarkdown, HerdHTML and HerdPlots render them.
+// Package realzk/herd (cmd/herd, make herd) measures what a lock's waiters
+// cost everyone else on an ensemble started here, through counting proxies
+// (CountWire) and mntr (FourLetter).
 //
 // # What go-zookeeper v1.0.4 does
 //

@@ -20,6 +20,16 @@ func testContext(t testing.TB, limit time.Duration) context.Context {
 	return ctx
 }
 
+// sleep waits d or until ctx is done, whichever comes first.
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // connect opens a go-zookeeper client to addrs, waits for its session and
 // closes it at the end of the test.
 func connect(t testing.TB, addrs []string, sessionTimeout time.Duration) (*zk.Conn, <-chan zk.Event) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // probeConnect sends addr a connect request for a new session, as a client that has seen lastZxid, and says

@@ -3,8 +3,10 @@ package realzk
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -174,4 +176,20 @@ func RunTests(m interface{ Run() int }) int {
 		}
 	}
 	return code
+}
+
+// WriteJAAS writes a JAAS file with a Server section of ZooKeeper's DigestLoginModule and the users (name to
+// password) into dir, and returns its path: what -Djava.security.auth.login.config names for SASL logins.
+func WriteJAAS(dir string, users map[string]string) (string, error) {
+	var b strings.Builder
+	b.WriteString("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required")
+	for _, u := range slices.Sorted(maps.Keys(users)) {
+		fmt.Fprintf(&b, "\n  user_%s=%q", u, users[u])
+	}
+	b.WriteString(";\n};\n")
+	path := filepath.Join(dir, "jaas.conf")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return "", fmt.Errorf("write the JAAS file: %w", err)
+	}
+	return path, nil
 }

@@ -1,8 +1,8 @@
 package realzk
 
-// The behaviours of a real ZooKeeper 3.8 that the model leaves out on purpose (README, "Known differences"):
-// quotas and read-only mode. These tests pin what the real server does, so that the README's description of
-// it stays true when the Debian package moves on.
+// The behaviours of a real ZooKeeper 3.8 that the model leaves out on purpose (docs/fidelity.md, "Known
+// differences"): quotas and read-only mode. These tests pin what the real server does, so that
+// docs/fidelity.md's description of it stays true when the Debian package moves on.
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
-// rawSession is a bare ZooKeeper connection made with model/jute, for what go-zookeeper cannot ask for (a
+// rawSession is a bare ZooKeeper connection made with package jute, for what go-zookeeper cannot ask for (a
 // read-only session) or hides (the raw error code of a reply).
 type rawSession struct {
 	nc  net.Conn

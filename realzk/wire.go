@@ -3,17 +3,19 @@ package realzk
 import (
 	"encoding/binary"
 	"maps"
+	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // ZooKeeper's framing, as far as counting needs it: every frame is a 4-byte big-endian
 // length and that many bytes. A connection's first frame each way is the connect request
 // and its response; after it a request starts with its header and a reply with its header,
 // and a reply whose xid is jute.XidNotification is a watch notification, a WatcherEvent
-// after the header. The records are model/jute's.
+// after the header. The records are package jute's.
 const (
 	// notificationHeadLen is what a notification needs kept to read its path: the reply
 	// header (16 bytes), the event's type and state and the path's length (12), and up to
@@ -204,4 +206,37 @@ func (w *wireCounter) counts() WireCounts {
 	w.mu.Unlock()
 	return WireCounts{Connects: w.connects.Load(), Pings: w.pings.Load(), Auths: w.auths.Load(),
 		Requests: w.requests.Load(), Notifications: w.notifications.Load(), Classes: classes}
+}
+
+// CountingDialer returns a go-zookeeper dialer (for zk.WithDialer) whose connections count the
+// requests written on them into the sink *sink points to (none while it is
+// nil): every frame but the connect request opening a connection, pings and
+// auth — what a counting Proxy counts as Requests.
+func CountingDialer(sink *atomic.Pointer[atomic.Int64]) func(network, address string, timeout time.Duration) (net.Conn, error) {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		conn, err := net.DialTimeout(network, address, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return &countingConn{Conn: conn, frames: frameScanner{keep: requestHeadLen, frame: func(index int, head []byte) {
+			if s := sink.Load(); s != nil && classifyRequest(index, head) == frameRequest {
+				s.Add(1)
+			}
+		}}}, nil
+	}
+}
+
+// countingConn counts the request frames written on a connection.
+type countingConn struct {
+	net.Conn
+	mu     sync.Mutex
+	frames frameScanner
+}
+
+// Write counts the frames in p and passes it on.
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.frames.feed(p)
+	c.mu.Unlock()
+	return c.Conn.Write(p)
 }

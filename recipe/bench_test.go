@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkmodel/zkmodel/internal/lockers"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/recipe"
 )
@@ -20,17 +21,17 @@ func BenchmarkHandoff(b *testing.B) {
 	for _, n := range []int{2, 10, 100} {
 		b.Run(fmt.Sprintf("waiters=%d", n), func(b *testing.B) {
 			srv := model.NewServer(model.WithSeed(1))
-			var lockers []locker
+			var locks []lockers.Locker
 			for range n + 1 {
 				conn, _, err := srv.Connect(10 * time.Second)
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer conn.Close()
-				lockers = append(lockers, recipe.NewLock(conn, "/bench"))
+				locks = append(locks, recipe.NewLock(conn, "/bench"))
 			}
 			start := time.Now()
-			handoffs := contend(b, lockers)
+			handoffs := contend(b, locks)
 			b.ReportMetric(float64(handoffs)/time.Since(start).Seconds(), "handoffs/s")
 		})
 	}
@@ -44,43 +45,33 @@ func BenchmarkHandoff(b *testing.B) {
 func BenchmarkHandoffOverTheWire(b *testing.B) {
 	kinds := []struct {
 		name string
-		lock func(conn *zk.Conn) locker
+		lock func(conn *zk.Conn) lockers.Locker
 	}{
-		{"recipe", func(conn *zk.Conn) locker { return recipe.NewLock(conn, "/bench") }},
-		{"zk.Lock", func(conn *zk.Conn) locker { return zkLock{zk.NewLock(conn, "/bench", zk.WorldACL(zk.PermAll))} }},
+		{"recipe", func(conn *zk.Conn) lockers.Locker { return recipe.NewLock(conn, "/bench") }},
+		{"zk.Lock", func(conn *zk.Conn) lockers.Locker {
+			return lockers.ZKLock(zk.NewLock(conn, "/bench", zk.WorldACL(zk.PermAll)))
+		}},
 	}
 	for _, n := range []int{2, 10} {
 		for _, kind := range kinds {
 			b.Run(fmt.Sprintf("lock=%s/waiters=%d", kind.name, n), func(b *testing.B) {
 				srv := model.NewServer(model.WithSeed(1))
-				var lockers []locker
+				var locks []lockers.Locker
 				for range n + 1 {
 					conn, _, err := model.ConnectZK(srv, 10*time.Second, func(c *zk.Conn) { c.SetLogger(quiet{}) })
 					if err != nil {
 						b.Fatal(err)
 					}
 					defer conn.Close()
-					lockers = append(lockers, kind.lock(conn))
+					locks = append(locks, kind.lock(conn))
 				}
 				b.ResetTimer()
 				start := time.Now()
-				handoffs := contend(b, lockers)
+				handoffs := contend(b, locks)
 				b.ReportMetric(float64(handoffs)/time.Since(start).Seconds(), "handoffs/s")
 			})
 		}
 	}
-}
-
-// zkLock gives go-zookeeper's zk.Lock, which takes no context, the recipe's method set.
-type zkLock struct{ lock *zk.Lock }
-
-func (l zkLock) Lock(context.Context) error   { return l.lock.Lock() }
-func (l zkLock) Unlock(context.Context) error { return l.lock.Unlock() }
-
-// locker is what the benchmarks need of a lock.
-type locker interface {
-	Lock(context.Context) error
-	Unlock(context.Context) error
 }
 
 // quiet discards go-zookeeper's log lines.
@@ -88,14 +79,14 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
 
-// contend runs every locker in its own goroutine, each locking and unlocking with zero
+// contend runs every lockers.Locker in its own goroutine, each locking and unlocking with zero
 // hold time, until b.N acquisitions have happened; each goroutine stops after an
 // acquisition at or past b.N, so that every waiter, zk.Lock's included, gets out. It
 // returns the acquisitions.
-func contend(b *testing.B, lockers []locker) int64 {
+func contend(b *testing.B, locks []lockers.Locker) int64 {
 	var handoffs atomic.Int64
 	var wg sync.WaitGroup
-	for _, l := range lockers {
+	for _, l := range locks {
 		wg.Go(func() {
 			ctx := context.Background()
 			for {

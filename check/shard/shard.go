@@ -75,8 +75,15 @@ func (p Part) Owns(k int) bool { return p.Whole() || k%p.Count == p.Index }
 // The strategies a Report may come from.
 const (
 	Random     = "random"
+	PCT        = "pct"       // sampling, as Random: numbered runs from a seed
+	Portfolio  = "portfolio" // Random's and PCT's runs by turns: sampling too
 	Exhaustive = "exhaustive"
 )
+
+// sampling reports whether a strategy's reports are of numbered runs from a seed (merged as Random's).
+func sampling(strategy string) bool {
+	return strategy == Random || strategy == PCT || strategy == Portfolio
+}
 
 // Failure is a failing run: where it is in the search, and what it broke.
 type Failure struct {
@@ -115,7 +122,7 @@ type Root struct {
 // it was (Variant to Depth) must be the same in all the parts merged.
 type Report struct {
 	Variant  string `json:"variant"`
-	Strategy string `json:"strategy"` // Random or Exhaustive
+	Strategy string `json:"strategy"` // Random, PCT, Portfolio or Exhaustive
 	Part     Part   `json:"part"`
 	// Search is the search's settings in one line (clients, rounds, steps, faults, …): parts of different
 	// searches are not merged.
@@ -184,7 +191,7 @@ func Read(path string) (*Report, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: not a shard report (-check.report writes them): %w", path, err)
 	}
-	if r.Variant == "" || (r.Strategy != Random && r.Strategy != Exhaustive) {
+	if r.Variant == "" || (!sampling(r.Strategy) && r.Strategy != Exhaustive) {
 		return nil, fmt.Errorf("%s: not a shard report (-check.report writes them): no variant or strategy", path)
 	}
 	return &r, nil
@@ -255,7 +262,7 @@ func Merge(reports []*Report) (*Verdict, error) {
 		v.Seconds += r.ElapsedSecs
 		v.Longest = max(v.Longest, r.ElapsedSecs)
 	}
-	if first.Strategy == Random {
+	if sampling(first.Strategy) {
 		mergeRandom(v, byIndex)
 	} else {
 		mergeExhaustive(v, byIndex)

@@ -202,7 +202,8 @@ func TestPortInUse(t *testing.T) {
 		host, port, _ := net.SplitHostPort(taken.Addr().String())
 		want := fmt.Sprintf("-%s %s: port %s is in use on %s, by another process (a ZooKeeper or zkmodel serve left running?): stop that process, or give -%s a free port (%s:0 picks one)",
 			flagName, taken.Addr(), port, host, flagName, host)
-		e, ok := errors.AsType[exitError](err)
+		var e exitError
+		ok := errors.As(err, &e)
 		if errors.Is(err, errUsage) || !ok || e.code != 2 || err.Error() != want {
 			t.Errorf("run(%q) = %v, want exit status 2 and no usage error but\n%s", args, err, want)
 		}

@@ -45,8 +45,13 @@ func TestServeReconfig(t *testing.T) {
 			for i, a := range addrs {
 				want = append(want, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;%s", i+1, 2888+i, 3888+i, a))
 			}
-			if strings.Join(servers, "\n") != strings.Join(want, "\n") || version != "version=0" {
-				t.Fatalf("/zookeeper/config: %q %q, want %q and version=0", servers, version, want)
+			// As on a fresh 3.8 ensemble: version 0 without reconfigEnabled, the first epoch's first zxid with it.
+			wantVersion := "version=0"
+			if enabled {
+				wantVersion = "version=100000000"
+			}
+			if strings.Join(servers, "\n") != strings.Join(want, "\n") || version != wantVersion {
+				t.Fatalf("/zookeeper/config: %q %q, want %q and %s", servers, version, want, wantVersion)
 			}
 			if err := conn.AddAuth("digest", []byte("super:secret")); err != nil {
 				t.Fatal(err)
@@ -87,8 +92,8 @@ func TestZKServerReconfig(t *testing.T) {
 	}
 	conn, _ := zkClient(t, c.addrs())
 	servers, version := configLines(t, conn)
-	if len(servers) != 3 || version != "version=0" || !strings.HasPrefix(servers[0], "server.1=127.0.0.1:") || !strings.HasSuffix(servers[0], ":participant") {
-		t.Fatalf("/zookeeper/config: %q %q, want the zoo.cfg's three server lines as participants and version=0", servers, version)
+	if len(servers) != 3 || version != "version=100000000" || !strings.HasPrefix(servers[0], "server.1=127.0.0.1:") || !strings.HasSuffix(servers[0], ":participant") {
+		t.Fatalf("/zookeeper/config: %q %q, want the zoo.cfg's three server lines as participants and version=100000000 (a fresh ensemble's with reconfigEnabled)", servers, version)
 	}
 	if _, err := conn.IncrementalReconfig(nil, []string{"3"}, -1); !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("IncrementalReconfig without super auth: %v, want %v", err, zk.ErrNoAuth)
@@ -105,5 +110,49 @@ func TestZKServerReconfig(t *testing.T) {
 	}
 	if _, err := conn.Reconfig(servers, -1); err != nil {
 		t.Fatalf("Reconfig(all three again): %v", err)
+	}
+}
+
+// TestServeReconfigAuth: `zkmodel serve -reconfig` without -super-digest refuses every reconfig with NoAuth, a
+// session that added digest auth as super:secret included, and changes nothing; with -skip-acl anyone may
+// reconfigure — as on ZooKeeper 3.8 (realzk.TestConformanceReconfigSASL and TestConformanceSkipACL measure it).
+func TestServeReconfigAuth(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("skip-acl=%v", skip), func(t *testing.T) {
+			args := []string{"-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-reconfig"}
+			if skip {
+				args = append(args, "-skip-acl")
+			}
+			s := serveInProcess(t, args...)
+			conn, events, err := zk.Connect(strings.Split(s.Addr, ","), 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(conn.Close)
+			waitState(t, events, zk.StateHasSession)
+			before, version := configLines(t, conn)
+			_, err = conn.IncrementalReconfig(nil, []string{"3"}, -1)
+			if skip {
+				if err != nil {
+					t.Fatalf("anonymous IncrementalReconfig(leave 3) with -skip-acl: %v", err)
+				}
+				if after, _ := configLines(t, conn); len(after) != 2 {
+					t.Fatalf("after server.3 left: %q", after)
+				}
+				return
+			}
+			if !errors.Is(err, zk.ErrNoAuth) {
+				t.Fatalf("anonymous IncrementalReconfig(leave 3) without a super user: %v, want %v", err, zk.ErrNoAuth)
+			}
+			if err := conn.AddAuth("digest", []byte("super:secret")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.IncrementalReconfig(nil, []string{"3"}, -1); !errors.Is(err, zk.ErrNoAuth) {
+				t.Fatalf("IncrementalReconfig(leave 3) as digest super:secret without -super-digest: %v, want %v", err, zk.ErrNoAuth)
+			}
+			if after, v := configLines(t, conn); strings.Join(after, "\n") != strings.Join(before, "\n") || v != version {
+				t.Fatalf("the refused reconfigs changed /zookeeper/config: %q %s, was %q %s", after, v, before, version)
+			}
+		})
 	}
 }

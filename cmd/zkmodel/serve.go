@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha1"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/keystore"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -39,8 +41,13 @@ type options struct {
 	containerInterval time.Duration // -container-check-interval: the container manager's period
 	fourLetterWords   []string      // -4lw-whitelist: the four-letter words the servers answer
 	reconfig          bool          // -reconfig: reconfigEnabled=true
-	sasl              saslFlags     // -jaas, -jaas-section, -sasl-superuser, -sasl-acls
-	saslOption        model.Option  // what the SASL flags make of the JAAS file
+	skipACL           bool          // -skip-acl: zookeeper.skipACL=yes
+	enforceAuth       []string      // -enforce-auth: the schemes enforce.auth.schemes requires (nil: none)
+	secureAddr        string        // -secure-addr: TLS client addresses, one per -addr address ("": none)
+	tls               keystore.Settings
+	tlsConfig         *tls.Config  // what -keystore and the other TLS flags make
+	sasl              saslFlags    // -jaas, -jaas-section, -sasl-superuser, -sasl-acls
+	saslOption        model.Option // what the SASL flags make of the JAAS file
 }
 
 // commandsText says what zkmodel's commands are, for a command line without one.
@@ -53,7 +60,9 @@ const zkserverCommand = "zkmodel zkserver {start|start-foreground|stop|status|re
 
 const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-control 127.0.0.1:0] [-seed 1] [-tick 2s]
                      [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
-                     [-4lw-whitelist srvr[,word…]|*] [-reconfig]
+                     [-4lw-whitelist srvr[,word…]|*] [-reconfig] [-skip-acl] [-enforce-auth sasl]
+                     [-secure-addr 127.0.0.1:2281[,…] -keystore file [-keystore-password p]
+                      [-truststore file [-truststore-password p]] [-client-auth need]]
                      [-jaas file [-jaas-section Server]] [-sasl-superuser user] [-sasl-acls]
        ` + zkserverCommand + `
 
@@ -80,8 +89,15 @@ Several addresses' /zookeeper/config lists server.1 to server.N with their
 client addresses. With -reconfig, reconfig (go-zookeeper's IncrementalReconfig
 and Reconfig, kazoo's reconfig) changes that membership as on a ZooKeeper 3.8
 with reconfigEnabled=true: the super user may (-super-digest), or whoever an
-ACL on /zookeeper/config lets write; a joining server the ensemble does not
-run counts as stopped. Without it reconfig fails with ZRECONFIGDISABLED.
+ACL on /zookeeper/config lets write (without a super user nobody may: NoAuth),
+or anyone with -skip-acl (zookeeper.skipACL=yes, which checks no ACL at all);
+a joining server the ensemble does not run counts as stopped. Without it
+reconfig fails with ZRECONFIGDISABLED.
+
+With -secure-addr (one address per -addr server), TLS clients connect there,
+as to a ZooKeeper 3.8 secureClientPort: the key store (PKCS12, JKS or PEM) and
+trust store as ssl.keyStore.* and ssl.trustStore.*, TLSv1.2, a client
+certificate required unless -client-auth says otherwise.
 
 With -jaas, the users of the JAAS file's Server section log in by SASL
 DIGEST-MD5 (kazoo's sasl_options, a Java client's JAAS Client section), as on
@@ -111,6 +127,16 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.superDigest, "super-digest", "", "the super user as `user:base64(sha1(user:password))`, as zookeeper.DigestAuthenticationProvider.superDigest (empty: none)")
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
 	fs.BoolVar(&o.reconfig, "reconfig", false, "allow dynamic reconfiguration (the super user's, or whoever may write /zookeeper/config), as reconfigEnabled=true")
+	fs.BoolVar(&o.skipACL, "skip-acl", false, "check no ACL (anyone may do anything, reconfig too), as zookeeper.skipACL=yes")
+	fs.StringVar(&o.secureAddr, "secure-addr", "", "`host:port` TLS clients connect to, one per -addr address (comma-separated), as secureClientPort; needs -keystore")
+	fs.StringVar(&o.tls.KeyStore, "keystore", "", "the secure port's key store `file` (PKCS12, JKS or PEM), as ssl.keyStore.location")
+	fs.StringVar(&o.tls.KeyStorePassword, "keystore-password", "", "its password, as ssl.keyStore.password")
+	fs.StringVar(&o.tls.KeyStoreType, "keystore-type", "", "PKCS12, JKS or PEM (empty: from the file's extension), as ssl.keyStore.type")
+	fs.StringVar(&o.tls.TrustStore, "truststore", "", "the trust store `file` client certificates are checked against, as ssl.trustStore.location")
+	fs.StringVar(&o.tls.TrustStorePassword, "truststore-password", "", "its password, as ssl.trustStore.password")
+	fs.StringVar(&o.tls.TrustStoreType, "truststore-type", "", "PKCS12, JKS or PEM (empty: from the file's extension), as ssl.trustStore.type")
+	fs.StringVar(&o.tls.ClientAuth, "client-auth", "need", "need, want or none: client certificates, as ssl.clientAuth")
+	enforce := fs.String("enforce-auth", "", "serve only connections authenticated by one of these `schemes` (sasl, digest, ip; comma-separated), as enforce.auth.enabled=true with enforce.auth.schemes (sessionRequireClientSASLAuth=true: sasl); others get ZSESSIONCLOSEDREQUIRESASLAUTH (-124)")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", time.Minute, "how often the container manager deletes empty containers and expired TTL nodes (virtual time), as znode.container.checkIntervalMs")
 	o.sasl.register(fs)
 	whitelist := fs.String("4lw-whitelist", "srvr", "the four-letter words the servers answer, comma-separated, or * for all, as 4lw.commands.whitelist (3.8's default: srvr)")
@@ -160,6 +186,29 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	}
 	if o.saslOption, err = o.sasl.option(); err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if o.secureAddr == "" && (o.tls.KeyStore != "" || o.tls.TrustStore != "") {
+		return o, fmt.Errorf("%w: -keystore and -truststore are for the TLS port: give -secure-addr too", errUsage)
+	}
+	if o.secureAddr != "" {
+		if n, m := len(strings.Split(o.secureAddr, ",")), len(strings.Split(o.addr, ",")); n != m {
+			return o, fmt.Errorf("%w: -secure-addr %q: %d addresses for %d servers (-addr): give one per server", errUsage, o.secureAddr, n, m)
+		}
+		if err := checkAddrs(o.secureAddr); err != nil {
+			return o, fmt.Errorf("%w: -secure-addr %q: %v", errUsage, o.secureAddr, err)
+		}
+		if o.tlsConfig, err = keystore.ServerConfig(o.tls); err != nil {
+			return o, fmt.Errorf("%w: -secure-addr: %v", errUsage, err)
+		}
+	}
+	for _, s := range strings.Split(*enforce, ",") {
+		switch s = strings.TrimSpace(s); {
+		case s == "":
+		case s == "ip" || s == "digest" || (s == "sasl" && o.sasl.acls):
+			o.enforceAuth = append(o.enforceAuth, s)
+		default:
+			return o, fmt.Errorf("%w: -enforce-auth %q: authentication scheme %q is not available (ip, digest, and sasl with -sasl-acls, as ZooKeeper needs the SASL authProvider for it)", errUsage, *enforce, s)
+		}
 	}
 	return o, nil
 }
@@ -239,10 +288,12 @@ func listen(flagName, addr string) (net.Listener, error) {
 
 // startupLine is what serve prints once it listens.
 type startupLine struct {
-	Addr    string `json:"addr"`    // host:port for ZooKeeper clients
-	Control string `json:"control"` // base URL of the control endpoint
-	Seed    int64  `json:"seed"`
-	Tick    string `json:"tick"` // tickTime, as a Go duration
+	Addr string `json:"addr"` // host:port for ZooKeeper clients
+	// SecureAddr is the TLS clients' connect string (-secure-addr), "" without one.
+	SecureAddr string `json:"secureAddr,omitempty"`
+	Control    string `json:"control"` // base URL of the control endpoint
+	Seed       int64  `json:"seed"`
+	Tick       string `json:"tick"` // tickTime, as a Go duration
 }
 
 // run is the whole command: it parses args, serves until ctx is done, then
@@ -279,6 +330,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		clients = append(clients, l)
 	}
+	var secure []net.Listener
+	if o.secureAddr != "" {
+		for _, a := range strings.Split(o.secureAddr, ",") {
+			l, err := listen("secure-addr", a)
+			if err != nil {
+				closeClients()
+				for _, s := range secure {
+					s.Close()
+				}
+				return err
+			}
+			secure = append(secure, l)
+		}
+	}
+	closePlain := closeClients
+	closeClients = func() {
+		closePlain()
+		for _, s := range secure {
+			s.Close()
+		}
+	}
 	control, err := listen("control", o.control)
 	if err != nil {
 		closeClients()
@@ -286,14 +358,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
 		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...), o.saslOption}
-	if o.superDigest != "" {
-		opts = append(opts, model.WithSuperDigest(o.superDigest))
-	}
-	if o.extendedTypes {
-		opts = append(opts, model.WithExtendedTypes())
-	}
-	if o.reconfig {
-		opts = append(opts, model.WithReconfig())
+	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
+	if o.enforceAuth != nil {
+		opts = append(opts, model.WithEnforceAuth(o.enforceAuth...))
 	}
 	if len(clients) > 1 { // /zookeeper/config names each server's client address
 		members := make([]model.EnsembleMember, len(clients))
@@ -315,18 +382,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for i, l := range clients {
 		addrs[i] = l.Addr().String()
 	}
+	var secureAddrs []string
+	for _, l := range secure {
+		secureAddrs = append(secureAddrs, l.Addr().String())
+	}
 	line, _ := json.Marshal(startupLine{ // cannot fail: strings and a number
-		Addr:    strings.Join(addrs, ","),
-		Control: "http://" + control.Addr().String(),
-		Seed:    o.seed,
-		Tick:    o.tick.String(),
+		Addr:       strings.Join(addrs, ","),
+		SecureAddr: strings.Join(secureAddrs, ","),
+		Control:    "http://" + control.Addr().String(),
+		Seed:       o.seed,
+		Tick:       o.tick.String(),
 	})
 	g := newGateway(srv, backends, stderr)
+	g.tlsConfig = o.tlsConfig
 	httpSrv := &http.Server{Handler: g.controlHandler(), ReadHeaderTimeout: 10 * time.Second}
 
 	var wg sync.WaitGroup
 	for i, l := range clients {
 		g.startServing(i, l)
+	}
+	for i, l := range secure {
+		g.startSecure(i, l)
 	}
 	wg.Add(1)
 	go func() {
@@ -365,8 +441,12 @@ type gateway struct {
 	links     map[*link]struct{}
 	listeners []net.Listener // each server's client-facing listener; nil while it is stopped
 	addrs     []string       // their addresses, to listen on again after a stop
-	closed    bool
-	wg        sync.WaitGroup
+	// tlsConfig, secure and secureAddrs are the TLS listeners (-secure-addr), as listeners and addrs.
+	tlsConfig   *tls.Config
+	secure      []net.Listener
+	secureAddrs []string
+	closed      bool
+	wg          sync.WaitGroup
 }
 
 // link is one client connection and its end at the model.
@@ -392,14 +472,32 @@ func (g *gateway) startServing(i int, l net.Listener) {
 	}()
 }
 
+// startSecure serves server i's TLS clients on l (a plain TCP listener; the gateway's TLS configuration wraps it).
+func (g *gateway) startSecure(i int, l net.Listener) {
+	g.mu.Lock()
+	if g.secure == nil {
+		g.secure, g.secureAddrs = make([]net.Listener, len(g.backends)), make([]string, len(g.backends))
+	}
+	tl := tls.NewListener(l, g.tlsConfig)
+	g.secure[i], g.secureAddrs[i] = tl, l.Addr().String()
+	g.wg.Add(1)
+	g.mu.Unlock()
+	go func() {
+		defer g.wg.Done()
+		g.serve(i, tl)
+	}()
+}
+
 // closeListeners stops accepting clients on every server.
 func (g *gateway) closeListeners() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for i, l := range g.listeners {
-		if l != nil {
-			l.Close()
-			g.listeners[i] = nil
+	for _, ls := range [][]net.Listener{g.listeners, g.secure} {
+		for i, l := range ls {
+			if l != nil {
+				l.Close()
+				ls[i] = nil
+			}
 		}
 	}
 }
@@ -771,9 +869,15 @@ func (g *gateway) stop(i int) error {
 	g.mu.Lock()
 	l := g.listeners[i]
 	g.listeners[i] = nil
+	var sl net.Listener
+	if g.secure != nil {
+		sl, g.secure[i] = g.secure[i], nil
+	}
 	g.mu.Unlock()
-	if l != nil {
-		l.Close()
+	for _, x := range []net.Listener{l, sl} {
+		if x != nil {
+			x.Close()
+		}
 	}
 	return nil
 }
@@ -790,10 +894,42 @@ func (g *gateway) start(i int) error {
 	if err != nil {
 		return fmt.Errorf("server %d: listen on %s again: %w", i, addr, err)
 	}
+	var sl net.Listener
+	if g.secure != nil {
+		if sl, err = net.Listen("tcp", g.secureAddrs[i]); err != nil {
+			l.Close()
+			return fmt.Errorf("server %d: listen for TLS clients on %s again: %w", i, g.secureAddrs[i], err)
+		}
+	}
 	if err := g.srv.StartServer(i); err != nil {
 		l.Close()
+		if sl != nil {
+			sl.Close()
+		}
 		return err
 	}
 	g.startServing(i, l)
+	if sl != nil {
+		g.startSecure(i, sl)
+	}
 	return nil
+}
+
+// switchOptions are the model's options for the server switches serve and the stand-in's daemon share: the
+// super digest ("" for none), TTL nodes, reconfigEnabled and skipACL.
+func switchOptions(superDigest string, extendedTypes, reconfig, skipACL bool) []model.Option {
+	var opts []model.Option
+	if superDigest != "" {
+		opts = append(opts, model.WithSuperDigest(superDigest))
+	}
+	if extendedTypes {
+		opts = append(opts, model.WithExtendedTypes())
+	}
+	if reconfig {
+		opts = append(opts, model.WithReconfig())
+	}
+	if skipACL {
+		opts = append(opts, model.WithSkipACL())
+	}
+	return opts
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zkmodel/zkmodel/dropin"
+	"github.com/zkmodel/zkmodel/internal/keystore"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -135,6 +137,10 @@ type attachRequest struct {
 	DataDir string `json:"dataDir,omitempty"` // the member's dataDir (the daemon watches it)
 	PID     int    `json:"pid,omitempty"`
 	Status  bool   `json:"status,omitempty"` // only ask for the member's mode
+	// Tick and Settings are the server's tickTime and its settingsArgs (attach): the daemon applies the
+	// settings, and refuses a tickTime other than its own.
+	Tick     time.Duration `json:"tick,omitempty"`
+	Settings []string      `json:"settings,omitempty"`
 }
 
 type attachReply struct {
@@ -159,12 +165,20 @@ func startForeground(ctx context.Context, cfg dropin.Config, stdout, stderr io.W
 		return fmt.Errorf("server.%d: listen for clients on %s: %w (is another server running on it?)", cfg.MyID, cfg.ClientAddr, err)
 	}
 	defer l.Close()
+	secure, err := listenSecure(cfg)
+	if err != nil {
+		return err
+	}
+	if secure != nil {
+		defer secure.Close()
+	}
 	conn, err := dialDaemon(ctx, cfg, files)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	reply, err := ask(conn, attachRequest{Member: cfg.Index(), Addr: cfg.ClientAddr, DataDir: cfg.DataDir, PID: os.Getpid()})
+	reply, err := ask(conn, attachRequest{Member: cfg.Index(), Addr: cfg.ClientAddr, DataDir: cfg.DataDir, PID: os.Getpid(),
+		Tick: cfg.TickTime, Settings: settingsArgs(cfg)})
 	if err != nil {
 		return fmt.Errorf("start server.%d: %w", cfg.MyID, err)
 	}
@@ -172,9 +186,12 @@ func startForeground(ctx context.Context, cfg dropin.Config, stdout, stderr io.W
 	if !cfg.Standalone() {
 		role = fmt.Sprintf("server.%d (member %d of %d)", cfg.MyID, cfg.Index()+1, len(cfg.Members))
 	}
-	g := newGateway(nil, []string{reply.Backend}, stderr)
+	g := newGateway(nil, []string{reply.Backend, reply.Backend}, stderr)
 	g.startServing(0, l)
 	defer g.closeAll()
+	if secure != nil {
+		g.startServing(1, secure) // TLS clients, carried to the same member
+	}
 	fmt.Fprintf(stdout, "%s INFO  [main] zkmodel: binding to port %s\n", logTime(), cfg.ClientAddr)
 	fmt.Fprintf(stdout, "%s INFO  [main] zkmodel: %s serving; cluster daemon pid %d, log %s\n", logTime(), role, reply.PID, files.log)
 
@@ -282,6 +299,29 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	members := max(len(cfg.Members), 1)
 	args := []string{"zkserver-daemon", "-socket", files.socket, "-members", strconv.Itoa(members),
 		"-tick", cfg.TickTime.String(), "-cluster", cfg.ClusterKey()}
+	if len(cfg.Members) > 0 {
+		servers, err := json.Marshal(ensembleMembers(cfg.Members))
+		if err != nil {
+			return nil, fmt.Errorf("start the cluster's daemon: encode its servers: %w", err)
+		}
+		args = append(args, "-servers", string(servers))
+	}
+	cmd := exec.Command(exe, append(args, settingsArgs(cfg)...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the cluster's daemon: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return exited, nil
+}
+
+// settingsArgs are the daemon flags of the settings a real server reads afresh each time it starts (its
+// zoo.cfg's and its JVM flags'): every member's process sends them when it attaches, and the daemon applies
+// them (model.Server.ApplySettings), so that a server started again with a new JAAS file, say, has it.
+func settingsArgs(cfg dropin.Config) []string {
+	var args []string
 	if cfg.FourLetterWords != "" {
 		args = append(args, "-4lw-whitelist", cfg.FourLetterWords)
 	}
@@ -312,22 +352,13 @@ func spawnDaemon(cfg dropin.Config, files clusterFiles) (<-chan error, error) {
 	if cfg.ReconfigEnabled {
 		args = append(args, "-reconfig")
 	}
-	if len(cfg.Members) > 0 {
-		servers, err := json.Marshal(ensembleMembers(cfg.Members))
-		if err != nil {
-			return nil, fmt.Errorf("start the cluster's daemon: encode its servers: %w", err)
-		}
-		args = append(args, "-servers", string(servers))
+	if cfg.SkipACL {
+		args = append(args, "-skip-acl")
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the cluster's daemon: %w", err)
+	if len(cfg.EnforceAuthSchemes) > 0 {
+		args = append(args, "-enforce-auth", strings.Join(cfg.EnforceAuthSchemes, ","))
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	return exited, nil
+	return args
 }
 
 // pidFile is where `start` records the background server's pid, as zkServer.sh does.
@@ -441,4 +472,21 @@ func status(_ context.Context, cfg dropin.Config, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "Mode: %s\n", mode)
 	return nil
+}
+
+// listenSecure listens on the secure client port, if the configuration has one: TLS with its ssl.* settings
+// (crypto/tls; the stores read by internal/keystore), as 3.8's Netty connection factory serves it.
+func listenSecure(cfg dropin.Config) (net.Listener, error) {
+	if cfg.SecureClientAddr == "" {
+		return nil, nil
+	}
+	tlsCfg, err := keystore.ServerConfig(cfg.TLS)
+	if err != nil {
+		return nil, fmt.Errorf("server.%d: secure client port %s: %w", cfg.MyID, cfg.SecureClientAddr, err)
+	}
+	l, err := net.Listen("tcp", cfg.SecureClientAddr)
+	if err != nil {
+		return nil, fmt.Errorf("server.%d: listen for TLS clients on %s: %w (is another server running on it?)", cfg.MyID, cfg.SecureClientAddr, err)
+	}
+	return tls.NewListener(l, tlsCfg), nil
 }

@@ -40,6 +40,8 @@ type daemonOptions struct {
 	sasl              saslFlags
 	linger            time.Duration
 	reconfig          bool                   // reconfigEnabled
+	skipACL           bool                   // zookeeper.skipACL=yes
+	enforceAuth       string                 // the schemes enforce.auth requires, comma-separated ("": none)
 	servers           []model.EnsembleMember // the server.N lines (nil: -members servers of the model's default configuration)
 }
 
@@ -53,16 +55,9 @@ func parseDaemonArgs(args []string) (daemonOptions, error) {
 	fs.StringVar(&o.socket, "socket", "", "unix socket the members' processes attach on")
 	fs.IntVar(&o.members, "members", 1, "servers in the ensemble")
 	fs.DurationVar(&o.tick, "tick", 3*time.Second, "tickTime")
-	fs.DurationVar(&o.minSession, "min-session-timeout", 0, "minSessionTimeout (0: two ticks)")
-	fs.DurationVar(&o.maxSession, "max-session-timeout", 0, "maxSessionTimeout (0: twenty ticks)")
-	fs.StringVar(&o.fourLetterWords, "4lw-whitelist", "", "4lw.commands.whitelist as zoo.cfg gives it (empty: 3.8's default)")
 	fs.StringVar(&o.cluster, "cluster", "", "the cluster's server.N lines, for the log")
-	fs.StringVar(&o.superDigest, "super-digest", "", "super user digest")
-	fs.BoolVar(&o.extendedTypes, "extended-types", false, "TTL nodes allowed")
-	fs.DurationVar(&o.containerInterval, "container-check-interval", model.DefaultContainerCheckInterval*time.Millisecond, "container manager period")
-	o.sasl.register(fs)
-	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
 	servers := fs.String("servers", "", "the server.N lines, as JSON model.EnsembleMember values")
+	o.registerSettings(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: zkserver-daemon: %v (it is started by `zkmodel zkserver`, not by hand)", errUsage, err)
 	}
@@ -85,6 +80,35 @@ func parseDaemonArgs(args []string) (daemonOptions, error) {
 	return o, nil
 }
 
+// registerSettings adds the flags of the settings a member's process sends again on every start (settingsArgs).
+func (o *daemonOptions) registerSettings(fs *flag.FlagSet) {
+	fs.DurationVar(&o.minSession, "min-session-timeout", 0, "minSessionTimeout (0: two ticks)")
+	fs.DurationVar(&o.maxSession, "max-session-timeout", 0, "maxSessionTimeout (0: twenty ticks)")
+	fs.StringVar(&o.fourLetterWords, "4lw-whitelist", "", "4lw.commands.whitelist as zoo.cfg gives it (empty: 3.8's default)")
+	fs.StringVar(&o.superDigest, "super-digest", "", "super user digest")
+	fs.BoolVar(&o.extendedTypes, "extended-types", false, "TTL nodes allowed")
+	fs.DurationVar(&o.containerInterval, "container-check-interval", model.DefaultContainerCheckInterval*time.Millisecond, "container manager period")
+	o.sasl.register(fs)
+	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
+	fs.BoolVar(&o.skipACL, "skip-acl", false, "zookeeper.skipACL=yes")
+	fs.StringVar(&o.enforceAuth, "enforce-auth", "", "the schemes enforce.auth.schemes requires, comma-separated (empty: none)")
+}
+
+// settingsOptions are the model's options for the settings flags (reading the JAAS file, if one is named).
+func (o *daemonOptions) settingsOptions() ([]model.Option, error) {
+	opts := []model.Option{model.WithContainerCheckInterval(o.containerInterval),
+		model.WithSessionTimeouts(o.minSession, o.maxSession), model.WithFourLetterWords(whitelistOf(o.fourLetterWords)...)}
+	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
+	if o.enforceAuth != "" {
+		opts = append(opts, model.WithEnforceAuth(strings.Split(o.enforceAuth, ",")...))
+	}
+	sasl, err := o.sasl.option()
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, sasl), nil
+}
+
 // daemon is one cluster's ensemble and who is attached to it.
 type daemon struct {
 	o        daemonOptions
@@ -93,6 +117,7 @@ type daemon struct {
 	log      io.Writer
 
 	mu       sync.Mutex
+	settings string              // the settings the running members started with (settingsKey); "" before the first
 	attached []bool              // a process holds member i
 	holders  []int               // its pid (0: not given)
 	dataDirs map[string]struct{} // every dataDir a member named
@@ -106,25 +131,15 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	opts := []model.Option{model.WithSeed(time.Now().UnixNano()), model.WithTickTime(o.tick), model.WithEnsemble(o.members),
-		model.WithStartTime(time.Now()), model.WithContainerCheckInterval(o.containerInterval),
-		model.WithSessionTimeouts(o.minSession, o.maxSession), model.WithFourLetterWords(whitelistOf(o.fourLetterWords)...)}
-	if o.superDigest != "" {
-		opts = append(opts, model.WithSuperDigest(o.superDigest))
-	}
-	if o.extendedTypes {
-		opts = append(opts, model.WithExtendedTypes())
-	}
-	if o.reconfig {
-		opts = append(opts, model.WithReconfig())
-	}
+		model.WithStartTime(time.Now())}
 	if o.servers != nil {
 		opts = append(opts, model.WithMembers(o.servers...))
 	}
-	sasl, err := o.sasl.option()
+	settings, err := o.settingsOptions()
 	if err != nil {
 		return err
 	}
-	srv := model.NewServer(append(opts, sasl)...)
+	srv := model.NewServer(append(opts, settings...)...)
 	backends, err := srv.ListenEnsemble(o.members)
 	if err != nil {
 		return fmt.Errorf("start the model's wire server: %w", err)
@@ -288,6 +303,9 @@ func (d *daemon) attach(req attachRequest) error {
 		time.Sleep(10 * time.Millisecond)
 		d.mu.Lock()
 	}
+	if err := d.applySettings(req); err != nil {
+		return err
+	}
 	if err := d.srv.StartServer(req.Member); err != nil {
 		return err
 	}
@@ -297,6 +315,65 @@ func (d *daemon) attach(req attachRequest) error {
 	}
 	d.logf("member %d started on %s by pid %d", req.Member, req.Addr, req.PID)
 	return nil
+}
+
+// applySettings gives the ensemble the settings req's process started with, as a real server reads its
+// zoo.cfg, JVM flags and JAAS file afresh on each start: when they differ from the running members' (or no
+// member runs), the model takes them (model.Server.ApplySettings). The model has one set of settings for the
+// whole ensemble, so a member whose settings differ from those of members still running is refused, as is a
+// tickTime other than the cluster's. Caller holds d.mu.
+func (d *daemon) applySettings(req attachRequest) error {
+	if req.Tick != 0 && req.Tick != d.o.tick {
+		return fmt.Errorf("member %d: tickTime %v, but the cluster's daemon runs with %v: it keeps its tickTime while it lives; stop every server of the cluster and let the daemon exit (ZKMODEL_LINGER, %v) first", req.Member, req.Tick, d.o.tick, d.o.linger)
+	}
+	key, opts, err := settingsOf(req.Settings)
+	if err != nil {
+		return fmt.Errorf("member %d's settings %q: %w", req.Member, req.Settings, err)
+	}
+	if key == d.settings {
+		return nil
+	}
+	for i, a := range d.attached {
+		if a && d.settings != "" {
+			return fmt.Errorf("member %d starts with settings %q, other than those member %d runs with: the stand-in runs one set of settings per cluster; stop every server, then start them all with the new settings", req.Member, req.Settings, i)
+		}
+	}
+	if err := d.srv.ApplySettings(opts...); err != nil {
+		return err
+	}
+	if d.settings != "" {
+		d.logf("member %d starts with new settings, which the ensemble takes: %q", req.Member, req.Settings)
+	}
+	d.settings = key
+	return nil
+}
+
+// settingsOf parses settings flags (settingsArgs) into the model's options, and returns a key that differs
+// whenever they, or the JAAS file they name, do.
+func settingsOf(args []string) (string, []model.Option, error) {
+	fs := flag.NewFlagSet("zkserver settings", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o daemonOptions
+	o.registerSettings(fs)
+	if err := fs.Parse(args); err != nil {
+		return "", nil, err
+	}
+	if fs.NArg() > 0 {
+		return "", nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	opts, err := o.settingsOptions()
+	if err != nil {
+		return "", nil, err
+	}
+	key := strings.Join(append([]string{"settings"}, args...), "\x00")
+	if o.sasl.jaasFile != "" {
+		text, err := os.ReadFile(o.sasl.jaasFile)
+		if err != nil {
+			return "", nil, fmt.Errorf("read the JAAS file: %w", err)
+		}
+		key += "\x00" + string(text)
+	}
+	return key, opts, nil
 }
 
 // detach stops member req.Member: its process is gone.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/internal/evqueue"
+	"github.com/zkmodel/zkmodel/internal/zkcluster"
 )
 
 // The stand-in's tests run dropin/bin/zkServer.sh as a harness does, with this test binary as the zkmodel
@@ -73,25 +74,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// freePorts returns n ports that were free a moment ago.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
-}
-
 // newCluster writes the configuration of a cluster of size servers (1: standalone) and extra zoo.cfg lines.
 func newCluster(t *testing.T, size int, jvmFlags string, extra ...string) *cluster {
 	t.Helper()
@@ -102,29 +84,12 @@ func newCluster(t *testing.T, size int, jvmFlags string, extra ...string) *clust
 		t.Fatal(err)
 	}
 	c.env = append(os.Environ(), envAsMain+"=1", "ZKMODEL_BIN="+exe, "ZKMODEL_RUNDIR="+c.rundir, "SERVER_JVMFLAGS="+jvmFlags)
-	ports := freePorts(t, 3*size)
-	for i := range size {
-		dir := filepath.Join(base, fmt.Sprintf("srv%d", i+1))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		lines := []string{"admin.enableServer=false", "dataDir=" + dir, "tickTime=500", "initLimit=10", "syncLimit=5",
-			"clientPort=" + strconv.Itoa(ports[3*i]), "reconfigEnabled=true", "4lw.commands.whitelist=*"}
-		if size > 1 {
-			lines = append(lines, "standaloneEnabled=false")
-			for j := range size {
-				lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", j+1, ports[3*j+1], ports[3*j+2]))
-			}
-			if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		lines = append(lines, extra...)
-		cfg := filepath.Join(dir, "zoo.cfg")
-		if err := os.WriteFile(cfg, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		c.cfgs, c.ports, c.dirs = append(c.cfgs, cfg), append(c.ports, ports[3*i]), append(c.dirs, dir)
+	lines := []string{"reconfigEnabled=true", "4lw.commands.whitelist=*"}
+	if size > 1 {
+		lines = append(lines, "standaloneEnabled=false")
+	}
+	for _, srv := range zkcluster.Write(t, base, size, append(lines, extra...)...) {
+		c.cfgs, c.ports, c.dirs = append(c.cfgs, srv.Cfg), append(c.ports, srv.ClientPort), append(c.dirs, srv.Dir)
 	}
 	t.Cleanup(func() {
 		for i := range size {

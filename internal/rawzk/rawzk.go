@@ -1,4 +1,4 @@
-// Package rawzk is a small ZooKeeper 3.8 client on the project's own wire encoding (model/jute), for the
+// Package rawzk is a small ZooKeeper 3.8 client on the project's own wire encoding (jute), for the
 // requests go-zookeeper v1.0.4 cannot send: addWatch (persistent and persistent-recursive watches, ZooKeeper
 // 3.6+), removeWatches and checkWatches. It also has the ordinary requests (create, delete, exists, getData,
 // setData, getChildren, multi, sync, addAuth, getACL, setACL) with go-zookeeper's signatures and return values, so that one session
@@ -28,7 +28,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/internal/digestmd5"
 	"github.com/zkmodel/zkmodel/internal/evqueue"
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/internal/watches"
+	"github.com/zkmodel/zkmodel/jute"
 )
 
 // The types of watch removeWatches and checkWatches name (Java's Watcher.WatcherType).
@@ -56,22 +57,6 @@ var ErrExpired = errors.New("rawzk: session expired")
 
 // DialFunc opens a connection to addr; nil means TCP.
 type DialFunc func(ctx context.Context, addr string) (net.Conn, error)
-
-// watchKind is a client-side watch's kind, as go-zookeeper keeps them (plus the two persistent ones).
-type watchKind uint8
-
-const (
-	kindData watchKind = iota
-	kindExist
-	kindChild
-	kindPersistent
-	kindRecursive
-)
-
-type watchKey struct {
-	path string
-	kind watchKind
-}
 
 // cred is one addAuth the server accepted.
 type cred struct {
@@ -109,7 +94,7 @@ type Conn struct {
 	lastZxid  int64
 	xid       int32
 	pend      map[int32]*pending
-	watchers  map[watchKey][]*evqueue.Queue
+	watchers  watches.Table[*evqueue.Queue]
 	state     zk.State
 	closed    bool
 	closing   bool // Close sent closeSession: a lost connection is not reconnected
@@ -136,7 +121,7 @@ func Connect(ctx context.Context, addrs []string, sessionTimeout time.Duration, 
 	}
 	c := &Conn{
 		addrs: slices.Clone(addrs), dial: dial, timeout: sessionTimeout,
-		up: make(chan struct{}), pend: map[int32]*pending{}, watchers: map[watchKey][]*evqueue.Queue{},
+		up: make(chan struct{}), pend: map[int32]*pending{}, watchers: watches.Table[*evqueue.Queue]{},
 		events: evqueue.New(eventBuffer), stop: make(chan struct{}),
 	}
 	if err := c.connect(ctx); err != nil {
@@ -255,17 +240,17 @@ func (c *Conn) setWatchesLocked() *jute.Request {
 			continue
 		}
 		n++
-		switch k.kind {
-		case kindData:
-			r.DataWatches = append(r.DataWatches, k.path)
-		case kindExist:
-			r.ExistWatches = append(r.ExistWatches, k.path)
-		case kindChild:
-			r.ChildWatches = append(r.ChildWatches, k.path)
-		case kindPersistent:
-			r.PersistentWatches = append(r.PersistentWatches, k.path)
-		case kindRecursive:
-			r.RecursiveWatches = append(r.RecursiveWatches, k.path)
+		switch k.Kind {
+		case watches.Data:
+			r.DataWatches = append(r.DataWatches, k.Path)
+		case watches.Exist:
+			r.ExistWatches = append(r.ExistWatches, k.Path)
+		case watches.Child:
+			r.ChildWatches = append(r.ChildWatches, k.Path)
+		case watches.Persistent:
+			r.PersistentWatches = append(r.PersistentWatches, k.Path)
+		case watches.Recursive:
+			r.RecursiveWatches = append(r.RecursiveWatches, k.Path)
 		}
 	}
 	if n == 0 {
@@ -390,12 +375,12 @@ func (c *Conn) expire() {
 
 func (c *Conn) endWatches(err error) {
 	c.mu.Lock()
-	keys := sortedKeys(c.watchers)
+	keys := c.watchers.SortedKeys()
 	ended := c.watchers
-	c.watchers = map[watchKey][]*evqueue.Queue{}
+	c.watchers = watches.Table[*evqueue.Queue]{}
 	c.mu.Unlock()
 	for _, k := range keys {
-		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
+		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.Path, Err: err}
 		c.emit(ev)
 		for _, q := range ended[k] {
 			q.Push(ev)
@@ -404,52 +389,14 @@ func (c *Conn) endWatches(err error) {
 	}
 }
 
-func sortedKeys(m map[watchKey][]*evqueue.Queue) []watchKey {
-	keys := make([]watchKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b watchKey) int {
-		if c := strings.Compare(a.path, b.path); c != 0 {
-			return c
-		}
-		return int(a.kind) - int(b.kind)
-	})
-	return keys
-}
-
 // notify hands a notification to the session event channel and to the watches it is for: the one-shot ones
 // by go-zookeeper's table (they end), the persistent ones on the path, and, unless it is NodeChildrenChanged,
 // the recursive ones on the path and its ancestors (these stay).
 func (c *Conn) notify(ev zk.Event) {
 	c.emit(ev)
-	var once []watchKind
-	switch ev.Type {
-	case zk.EventNodeCreated:
-		once = []watchKind{kindExist}
-	case zk.EventNodeDataChanged:
-		once = []watchKind{kindExist, kindData}
-	case zk.EventNodeChildrenChanged:
-		once = []watchKind{kindChild}
-	case zk.EventNodeDeleted:
-		once = []watchKind{kindExist, kindData, kindChild}
-	}
 	c.mu.Lock()
-	var fired, kept []*evqueue.Queue
-	for _, k := range once {
-		key := watchKey{ev.Path, k}
-		fired = append(fired, c.watchers[key]...)
-		delete(c.watchers, key)
-	}
-	kept = append(kept, c.watchers[watchKey{ev.Path, kindPersistent}]...)
-	if ev.Type != zk.EventNodeChildrenChanged {
-		for p := ev.Path; ; p = parent(p) {
-			kept = append(kept, c.watchers[watchKey{p, kindRecursive}]...)
-			if p == "/" {
-				break
-			}
-		}
-	}
+	fired := c.watchers.Take(ev.Path, watches.OneShot(ev.Type)...)
+	kept := c.watchers.Lasting(ev)
 	c.mu.Unlock()
 	for _, q := range fired {
 		q.Push(ev)
@@ -458,14 +405,6 @@ func (c *Conn) notify(ev zk.Event) {
 	for _, q := range kept {
 		q.Push(ev)
 	}
-}
-
-func parent(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "/"
-	}
-	return p[:i]
 }
 
 func (c *Conn) emit(ev zk.Event) { c.events.Push(ev) }
@@ -532,12 +471,11 @@ func (c *Conn) do(ctx context.Context, r jute.Request, onReply func(code int32))
 }
 
 // watch returns an onReply that adds a client-side watch of kind on path when the reply's code is one of ok.
-func (c *Conn) watch(path string, kind watchKind, q **evqueue.Queue, ok ...int32) func(int32) {
+func (c *Conn) watch(path string, kind watches.Kind, q **evqueue.Queue, ok ...int32) func(int32) {
 	return func(code int32) {
 		if slices.Contains(ok, code) {
 			*q = evqueue.New(watchBuffer)
-			k := watchKey{path, kind}
-			c.watchers[k] = append(c.watchers[k], *q)
+			c.watchers.Add(path, kind, *q)
 		}
 	}
 }
@@ -547,9 +485,9 @@ func (c *Conn) watch(path string, kind watchKind, q **evqueue.Queue, ok ...int32
 // until removeWatches or the end of the session ends it (its last event is then EventNotWatching) and closes
 // it. Other modes are sent as given, to see what a server answers.
 func (c *Conn) AddWatch(ctx context.Context, path string, mode int32) (<-chan zk.Event, error) {
-	kind := kindPersistent
+	kind := watches.Persistent
 	if mode == ModePersistentRecursive {
-		kind = kindRecursive
+		kind = watches.Recursive
 	}
 	var q *evqueue.Queue
 	_, _, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpAddWatch}, Path: path, Mode: mode}, func(code int32) {
@@ -580,19 +518,7 @@ func (c *Conn) RemoveWatches(ctx context.Context, path string, t int32) error {
 		if code != 0 {
 			return
 		}
-		var kinds []watchKind
-		switch t {
-		case WatcherChildren:
-			kinds = []watchKind{kindChild}
-		case WatcherData:
-			kinds = []watchKind{kindData, kindExist}
-		case WatcherAny:
-			kinds = []watchKind{kindData, kindExist, kindChild, kindPersistent, kindRecursive}
-		}
-		for _, k := range kinds {
-			ended = append(ended, c.watchers[watchKey{path, k}]...)
-			delete(c.watchers, watchKey{path, k})
-		}
+		ended = c.watchers.Take(path, watches.Removed(t)...)
 	})
 	for _, q := range ended {
 		q.Push(zk.Event{Type: zk.EventNotWatching, State: zk.StateSyncConnected, Path: path})
@@ -645,6 +571,20 @@ func (c *Conn) LoginDigestMD5(ctx context.Context, user, password string) error 
 	return nil
 }
 
+// ConnectDigestMD5 connects as Connect does, then logs the connection in by SASL DIGEST-MD5 as user
+// (LoginDigestMD5); on a failed login it closes the Conn.
+func ConnectDigestMD5(ctx context.Context, addrs []string, sessionTimeout time.Duration, dial DialFunc, user, password string) (*Conn, <-chan zk.Event, error) {
+	c, events, err := Connect(ctx, addrs, sessionTimeout, dial)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.LoginDigestMD5(ctx, user, password); err != nil {
+		_ = c.Close(ctx)
+		return nil, nil, err
+	}
+	return c, events, nil
+}
+
 // WhoAmI returns the identities the server holds for the connection, as "scheme:user" in the server's order.
 func (c *Conn) WhoAmI(ctx context.Context) ([]string, error) {
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpWhoAmI}}, nil)
@@ -671,6 +611,30 @@ func (c *Conn) SetACL(ctx context.Context, path string, acl []zk.ACL, version in
 		return nil, err
 	}
 	return &r.Stat, err
+}
+
+// IncrementalReconfig asks the ensemble to add the joining servers ("server.N=…" lines) and remove the leaving
+// ids, from configuration version fromConfig (-1: any), as go-zookeeper's IncrementalReconfig; the stat is
+// /zookeeper/config's after the change.
+func (c *Conn) IncrementalReconfig(ctx context.Context, joining, leaving []string, fromConfig int64) (*zk.Stat, error) {
+	// As go-zookeeper sends them: lists joined by commas, an absent one as an empty string.
+	return c.reconfig(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpReconfig}, CurConfigID: fromConfig,
+		Joining: []byte(strings.Join(joining, ",")), Leaving: []byte(strings.Join(leaving, ","))})
+}
+
+// Reconfig asks the ensemble to replace its membership with members ("server.N=…" lines), from configuration
+// version fromConfig (-1: any), as go-zookeeper's Reconfig.
+func (c *Conn) Reconfig(ctx context.Context, members []string, fromConfig int64) (*zk.Stat, error) {
+	return c.reconfig(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpReconfig}, CurConfigID: fromConfig,
+		NewMembers: []byte(strings.Join(members, ","))})
+}
+
+func (c *Conn) reconfig(ctx context.Context, r jute.Request) (*zk.Stat, error) {
+	_, resp, err := c.do(ctx, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &resp.Stat, nil
 }
 
 // The ordinary requests below return what go-zookeeper v1.0.4's methods return, down to the stat beside an
@@ -745,9 +709,9 @@ func (c *Conn) exists(ctx context.Context, path string, watch bool) (bool, *zk.S
 		onReply = func(code int32) {
 			switch code {
 			case 0:
-				c.watch(path, kindData, &q, 0)(0)
+				c.watch(path, watches.Data, &q, 0)(0)
 			case -101:
-				c.watch(path, kindExist, &q, -101)(-101)
+				c.watch(path, watches.Exist, &q, -101)(-101)
 			}
 		}
 	}
@@ -778,7 +742,7 @@ func (c *Conn) get(ctx context.Context, path string, watch bool) ([]byte, *zk.St
 	var q *evqueue.Queue
 	var onReply func(int32)
 	if watch {
-		onReply = c.watch(path, kindData, &q, 0)
+		onReply = c.watch(path, watches.Data, &q, 0)
 	}
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpGetData}, Path: path, Watch: watch}, onReply)
 	if err != nil && (watch || errors.Is(err, zk.ErrConnectionClosed)) {
@@ -811,7 +775,7 @@ func (c *Conn) children(ctx context.Context, path string, watch bool) ([]string,
 	var q *evqueue.Queue
 	var onReply func(int32)
 	if watch {
-		onReply = c.watch(path, kindChild, &q, 0)
+		onReply = c.watch(path, watches.Child, &q, 0)
 	}
 	_, r, err := c.do(ctx, jute.Request{Header: jute.RequestHeader{Type: jute.OpGetChildren2}, Path: path, Watch: watch}, onReply)
 	if err != nil && (watch || errors.Is(err, zk.ErrConnectionClosed)) {
@@ -1096,6 +1060,20 @@ func (z ZK) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) 
 	ctx, cancel := z.ctx()
 	defer cancel()
 	return z.C.ChildrenW(ctx, path)
+}
+
+// IncrementalReconfig is Conn.IncrementalReconfig.
+func (z ZK) IncrementalReconfig(joining, leaving []string, fromConfig int64) (*zk.Stat, error) {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.IncrementalReconfig(ctx, joining, leaving, fromConfig)
+}
+
+// Reconfig is Conn.Reconfig.
+func (z ZK) Reconfig(members []string, fromConfig int64) (*zk.Stat, error) {
+	ctx, cancel := z.ctx()
+	defer cancel()
+	return z.C.Reconfig(ctx, members, fromConfig)
 }
 
 // Multi is Conn.Multi.

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/zkmodel/zkmodel/realzk"
+	"github.com/zkmodel/zkmodel/realzk/herd"
 )
 
 func main() {
@@ -53,7 +54,7 @@ func main() {
 
 // options are the command's validated flags.
 type options struct {
-	experiment realzk.HerdExperiment
+	experiment herd.Experiment
 	out        string
 }
 
@@ -62,13 +63,13 @@ type options struct {
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("herd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	primitives := fs.String("primitives", joinNames(realzk.HerdPrimitives), "comma-separated primitives to measure")
+	primitives := fs.String("primitives", joinNames(herd.Primitives), "comma-separated primitives to measure")
 	clients := fs.String("clients", "10,50,200,500", "the mutex's comma-separated numbers of contending sessions (N), each at least 2")
 	duration := fs.Duration("duration", 5*time.Second, "how long each cell (one lock, one N, one round) runs; at least 100ms")
 	rounds := fs.Int("rounds", 3, "rounds per N; the locks alternate within each round, and each round rotates their order")
-	variants := fs.String("variants", joinNames(realzk.HerdVariants), "the mutex's comma-separated locks to run (the no-contention baseline always runs)")
+	variants := fs.String("variants", joinNames(herd.Variants), "the mutex's comma-separated locks to run (the no-contention baseline always runs)")
 	primitiveClients := fs.String("primitive-clients", "10,50", "comma-separated numbers of contending sessions (N) for the primitives beyond the mutex, each at least 2 and more than -leases")
-	impls := fs.String("impls", joinNames(realzk.HerdImplementations), "comma-separated implementations of the primitives beyond the mutex")
+	impls := fs.String("impls", joinNames(herd.Implementations), "comma-separated implementations of the primitives beyond the mutex")
 	leases := fs.Int("leases", 2, "the semaphore's leases")
 	primitiveDuration := fs.Duration("primitive-duration", 3*time.Second, "how long each cell of the primitives beyond the mutex runs; at least 100ms")
 	writerEvery := fs.Int("writer-every", 4, "the read-write lock's contender i writes when i % this == 0, the others read (1: all write)")
@@ -104,8 +105,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if *out == "" {
 		return options{}, errors.New("-out is empty: give a directory for the report, e.g. out/herd")
 	}
-	x := realzk.HerdExperiment{Clients: ns, Duration: *duration, Rounds: *rounds, Variants: splitNames[realzk.HerdVariant](*variants),
-		Primitives: splitNames[realzk.HerdPrimitive](*primitives), Implementations: splitNames[realzk.HerdVariant](*impls),
+	x := herd.Experiment{Clients: ns, Duration: *duration, Rounds: *rounds, Variants: splitNames[herd.Variant](*variants),
+		Primitives: splitNames[herd.Primitive](*primitives), Implementations: splitNames[herd.Variant](*impls),
 		PrimitiveClients: pns, PrimitiveDuration: *primitiveDuration, Leases: *leases, WriterEvery: *writerEvery, Bystanders: *bystanders, BystanderRate: *rate, Progress: stderr}
 	check := x
 	check.Addrs = []string{"127.0.0.1:2181"} // addresses come later; everything else is checked now
@@ -184,25 +185,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	// that the first cell measured is not the slowest for that reason.
 	warm := x
 	warm.Clients, warm.Rounds, warm.Duration, warm.Path, warm.Progress = []int{10}, 1, 2*time.Second, "/realzk-herd-warmup", nil
-	warm.Variants = []realzk.HerdVariant{realzk.HerdRecipe, realzk.HerdZKLock}
-	warm.Primitives = []realzk.HerdPrimitive{realzk.HerdMutex}
+	warm.Variants = []herd.Variant{herd.Recipe, herd.ZKLock}
+	warm.Primitives = []herd.Primitive{herd.Mutex}
 	fmt.Fprintln(stderr, "herd: warming the servers up")
-	if _, err := realzk.RunHerdExperiment(ctx, warm); err != nil {
+	if _, err := herd.Run(ctx, warm); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	res, err := realzk.RunHerdExperiment(ctx, x)
+	res, err := herd.Run(ctx, x)
 	if err != nil {
 		return err
 	}
-	md := realzk.FormatHerdMarkdown(res)
+	md := herd.FormatMarkdown(res)
 	fmt.Fprint(stdout, md)
 	if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
 		return fmt.Errorf("write the tables: %w", err)
 	}
-	if err := os.WriteFile(htmlPath, realzk.HerdHTML(res, realzk.HerdTitle(x.Duration)), 0o644); err != nil {
+	if err := os.WriteFile(htmlPath, herd.HTML(res, herd.Title(x.Duration)), 0o644); err != nil {
 		return fmt.Errorf("write the report: %w", err)
 	}
-	for _, p := range realzk.HerdPlots(res) {
+	for _, p := range herd.Plots(res) {
 		if err := os.WriteFile(filepath.Join(opts.out, "herd-"+p.Name+".svg"), p.SVG, 0o644); err != nil {
 			return fmt.Errorf("write the plots: %w", err)
 		}

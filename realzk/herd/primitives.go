@@ -1,4 +1,4 @@
-package realzk
+package herd
 
 import (
 	"context"
@@ -6,38 +6,40 @@ import (
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/realzk"
 )
 
-// HerdPrimitive names a coordination primitive the herd experiment measures.
-type HerdPrimitive string
+// Primitive names a coordination primitive the herd experiment measures.
+type Primitive string
 
 // The primitives. Beyond the mutex, each runs in package recipe's
 // implementation on *zk.Conn, Curator 5.4's and kazoo 2.8's.
 const (
-	// HerdMutex is the mutex, in the variants of HerdVariants.
-	HerdMutex HerdPrimitive = "mutex"
-	// HerdRWLock is the read-write lock: recipe.NewRWLock, Curator's
+	// Mutex is the mutex, in the variants of Variants.
+	Mutex Primitive = "mutex"
+	// RWLock is the read-write lock: recipe.NewRWLock, Curator's
 	// InterProcessReadWriteLock, kazoo's ReadLock and WriteLock. A quarter
-	// of the contenders write (HerdExperiment.WriterEvery).
-	HerdRWLock HerdPrimitive = "rwlock"
-	// HerdSemaphore is the counting semaphore: recipe.NewSemaphore, Curator's
+	// of the contenders write (Experiment.WriterEvery).
+	RWLock Primitive = "rwlock"
+	// Semaphore is the counting semaphore: recipe.NewSemaphore, Curator's
 	// InterProcessSemaphoreV2, kazoo's Semaphore, with
-	// HerdExperiment.Leases leases.
-	HerdSemaphore HerdPrimitive = "semaphore"
-	// HerdElection is leader election: recipe.NewElection (Campaign,
+	// Experiment.Leases leases.
+	Semaphore Primitive = "semaphore"
+	// Election is leader election: recipe.NewElection (Campaign,
 	// Resign), Curator's LeaderLatch (a new latch per candidacy; closing it
 	// resigns) and kazoo's Election (whose run returns at once).
-	HerdElection HerdPrimitive = "election"
+	Election Primitive = "election"
 )
 
-// HerdPrimitives lists every primitive, in the order the experiment runs
+// Primitives lists every primitive, in the order the experiment runs
 // them.
-var HerdPrimitives = []HerdPrimitive{HerdMutex, HerdRWLock, HerdSemaphore, HerdElection}
+var Primitives = []Primitive{Mutex, RWLock, Semaphore, Election}
 
 // herdCellSpec is what one cell runs.
 type herdCellSpec struct {
-	primitive HerdPrimitive
-	variant   HerdVariant
+	primitive Primitive
+	variant   Variant
 	proxies   herdProxies // the counting proxies the contenders connect through; none for the mutex
 }
 
@@ -45,7 +47,7 @@ type herdCellSpec struct {
 // directory itself for the mutex, a child named after the primitive
 // otherwise (kazoo's semaphore puts its admission lock beside it).
 func (s herdCellSpec) path(dir string) string {
-	if s.primitive == HerdMutex {
+	if s.primitive == Mutex {
 		return dir
 	}
 	return dir + "/" + string(s.primitive)
@@ -53,25 +55,25 @@ func (s herdCellSpec) path(dir string) string {
 
 // param is the drivers' parameter of the primitive: the read-write lock's
 // spacing of writers, the semaphore's leases.
-func (s herdCellSpec) param(x HerdExperiment) int {
+func (s herdCellSpec) param(x Experiment) int {
 	switch s.primitive {
-	case HerdRWLock:
+	case RWLock:
 		return x.WriterEvery
-	case HerdSemaphore:
+	case Semaphore:
 		return x.Leases
 	}
 	return 0
 }
 
 // herdProxies are counting proxies, one in front of each server.
-type herdProxies []*Proxy
+type herdProxies []*realzk.Proxy
 
 // startHerdProxies starts a counting proxy in front of each of addrs, whose
 // notifications it sorts with classifyWake.
 func startHerdProxies(ctx context.Context, addrs []string) (herdProxies, error) {
 	var ps herdProxies
 	for _, addr := range addrs {
-		p, err := NewProxy(ctx, addr, CountWire(classifyWake))
+		p, err := realzk.NewProxy(ctx, addr, realzk.CountWire(classifyWake))
 		if err != nil {
 			ps.close()
 			return nil, err
@@ -91,8 +93,8 @@ func (ps herdProxies) addrs() []string {
 }
 
 // counts sums the proxies' counts (zero for none).
-func (ps herdProxies) counts() WireCounts {
-	var w WireCounts
+func (ps herdProxies) counts() realzk.WireCounts {
+	var w realzk.WireCounts
 	for _, p := range ps {
 		w = w.Add(p.WireCounts())
 	}

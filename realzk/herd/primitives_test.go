@@ -1,15 +1,14 @@
-package realzk
+package herd
 
 import (
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkmodel/zkmodel/model/jute"
+	"github.com/zkmodel/zkmodel/realzk"
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
@@ -23,19 +22,19 @@ import (
 // in the admission mutex and the holder whose grant left a watch, and each
 // pass through the admission mutex wakes one — and the proxies' counts agree
 // with the Go clients' own; Curator's and kazoo's cells acquired, except
-// kazoo's read-write lock, which may deadlock (see the README).
+// kazoo's read-write lock, which may deadlock (see docs/herd.md).
 func TestHerdPrimitivesSmall(t *testing.T) {
-	e := Shared(t)
+	e := realzk.Shared(t)
 	ctx := testContext(t, 3*time.Minute)
 	const n = 4
-	res, err := RunHerdExperiment(ctx, HerdExperiment{Addrs: e.Addrs(), Duration: 2 * time.Second, Rounds: 1,
-		Primitives: []HerdPrimitive{HerdRWLock, HerdSemaphore, HerdElection}, PrimitiveClients: []int{n},
+	res, err := Run(ctx, Experiment{Addrs: e.Addrs(), Duration: 2 * time.Second, Rounds: 1,
+		Primitives: []Primitive{RWLock, Semaphore, Election}, PrimitiveClients: []int{n},
 		Bystanders: 2, BystanderRate: 50, Path: "/TestHerdPrimitivesSmall"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("herd, N=%d:\n%s", n, FormatHerdMarkdown(res))
-	if want := 3 * len(HerdImplementations); len(res.Cells) != want {
+	t.Logf("herd, N=%d:\n%s", n, FormatMarkdown(res))
+	if want := 3 * len(Implementations); len(res.Cells) != want {
 		t.Fatalf("got %d cells, want %d (every primitive in every implementation)", len(res.Cells), want)
 	}
 	for _, c := range res.Cells {
@@ -50,10 +49,10 @@ func TestHerdPrimitivesSmall(t *testing.T) {
 		// kazoo 2.8's ReadLock waits behind the last write node, even one
 		// created after its own, whose writer waits for it: the cell may
 		// deadlock before anyone acquires (kazoo issue 649).
-		if (c.Acquisitions == 0 || c.Releases == 0) && (c.Variant != HerdKazoo || c.Primitive != HerdRWLock) {
+		if (c.Acquisitions == 0 || c.Releases == 0) && (c.Variant != Kazoo || c.Primitive != RWLock) {
 			t.Errorf("%s: %d acquisitions, %d releases; want some of each", name, c.Acquisitions, c.Releases)
 		}
-		if c.Variant != HerdRecipe {
+		if c.Variant != Recipe {
 			continue
 		}
 		// Edges: a notification of the cell before may reach a client after
@@ -61,21 +60,21 @@ func TestHerdPrimitivesSmall(t *testing.T) {
 		// last; each client has at most one such.
 		class := func(name string) int64 { return c.Wire.Classes[name] }
 		switch c.Primitive {
-		case HerdRWLock:
+		case RWLock:
 			if reads := c.Releases - c.WriteReleases; class(wakeRead) > reads+n {
 				t.Errorf("rwlock recipe: %d wake-ups on read nodes for %d read releases; want at most one each (the writer directly behind)", class(wakeRead), reads)
 			}
 			if c.WriteAcquisitions == 0 || c.WriteAcquisitions == c.Acquisitions {
 				t.Errorf("rwlock recipe: %d of %d acquisitions wrote; want readers and a writer", c.WriteAcquisitions, c.Acquisitions)
 			}
-		case HerdSemaphore:
+		case Semaphore:
 			if class(wakeChildren) > 2*c.Releases+n {
 				t.Errorf("semaphore recipe: %d wake-ups on the leases for %d releases; want at most two each (the waiter, and a grant's watch)", class(wakeChildren), c.Releases)
 			}
 			if class(wakeExclusive) > c.Acquisitions+n {
 				t.Errorf("semaphore recipe: %d wake-ups on the admission mutex for %d acquisitions; want at most one each", class(wakeExclusive), c.Acquisitions)
 			}
-		case HerdElection:
+		case Election:
 			if c.Wire.Notifications > c.Releases+n {
 				t.Errorf("election recipe: %d wake-ups for %d resignations; want at most one each", c.Wire.Notifications, c.Releases)
 			}
@@ -103,14 +102,14 @@ func TestHerdPrimitivesSmall(t *testing.T) {
 // the notifications in flight, the proxies have counted exactly the requests
 // the clients sent and the notifications they received.
 func TestProxyCountsWhatTheClientsCount(t *testing.T) {
-	e := Shared(t)
+	e := realzk.Shared(t)
 	ctx := testContext(t, 2*time.Minute)
 	proxies, err := startHerdProxies(ctx, e.Addrs())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proxies.close()
-	x, err := HerdExperiment{Addrs: e.Addrs(), PrimitiveClients: []int{4}, Primitives: []HerdPrimitive{HerdRWLock}, Duration: time.Second, Rounds: 1}.withDefaults()
+	x, err := Experiment{Addrs: e.Addrs(), PrimitiveClients: []int{4}, Primitives: []Primitive{RWLock}, Duration: time.Second, Rounds: 1}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +126,8 @@ func TestProxyCountsWhatTheClientsCount(t *testing.T) {
 		c.sink.Store(&notifications)
 	}
 	before := proxies.counts()
-	for _, p := range []HerdPrimitive{HerdRWLock, HerdSemaphore, HerdElection} {
-		spec := herdCellSpec{primitive: p, variant: HerdRecipe, proxies: proxies}
+	for _, p := range []Primitive{RWLock, Semaphore, Election} {
+		spec := herdCellSpec{primitive: p, variant: Recipe, proxies: proxies}
 		done := make(chan error, len(clients))
 		for i, c := range clients {
 			l, _, err := newHerdLocker(x, spec, c, i, root)
@@ -173,62 +172,29 @@ func TestProxyCountsWhatTheClientsCount(t *testing.T) {
 	t.Logf("%d requests, %d notifications %v (pings %d)", got.Requests, got.Notifications, got.Classes, got.Pings)
 }
 
-// TestFrameScannerCounts feeds a client's and a server's streams to a
-// wireCounter however they are cut, byte by byte included, and checks every
-// kind of frame is told apart: connect, ping, auth and other requests; the
-// connect response, replies and notifications, with their paths.
-func TestFrameScannerCounts(t *testing.T) {
-	frame := func(encode func(e *jute.Encoder)) []byte {
-		e := jute.NewEncoder(nil)
-		encode(e)
-		return jute.AppendFrame(nil, e.Bytes())
-	}
-	request := func(r jute.Request) []byte {
-		return frame(func(e *jute.Encoder) {
-			if err := jute.EncodeRequest(e, &r); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	reply := func(h jute.ReplyHeader, body func(e *jute.Encoder)) []byte {
-		return frame(func(e *jute.Encoder) { h.Encode(e); body(e) })
-	}
-	notification := func(eventType zk.EventType, path string) []byte {
-		return reply(jute.ReplyHeader{Xid: jute.XidNotification, Zxid: -1},
-			jute.WatcherEvent{Type: int32(eventType), State: int32(zk.StateSyncConnected), Path: path}.Encode)
-	}
-	var client, server []byte
-	client = append(client, frame((&jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}).Encode)...)
-	client = append(client, request(jute.Request{Header: jute.RequestHeader{Xid: 1, Type: jute.OpCreate}, Path: "/a"})...)
-	client = append(client, request(jute.Request{Header: jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}})...)
-	client = append(client, request(jute.Request{Header: jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, Scheme: "digest", Auth: []byte("u:p")})...)
-	client = append(client, request(jute.Request{Header: jute.RequestHeader{Xid: 2, Type: jute.OpGetChildren2}, Path: "/a", Watch: true})...)
-	server = append(server, frame((&jute.ConnectResponse{TimeOut: 30000, SessionID: 7, Passwd: make([]byte, 16)}).Encode)...)
-	server = append(server, reply(jute.ReplyHeader{Xid: 1, Zxid: 5}, func(e *jute.Encoder) { e.String("/a") })...)
-	server = append(server, notification(zk.EventNodeDeleted, "/l/_c_ab-__READ__0000000001")...)
-	server = append(server, notification(zk.EventNodeDeleted, "/l/aa__lock__0000000002")...)
-	server = append(server, notification(zk.EventNodeChildrenChanged, "/s/leases")...)
-	server = append(server, notification(zk.EventNodeDataChanged, "/b/b0")...)
-	// A path longer than the scanner keeps is not read: the notification counts, in no class.
-	server = append(server, notification(zk.EventNodeDeleted, "/x/"+strings.Repeat("y", 2000)+"-__READ__0000000001")...)
-	want := WireCounts{Connects: 1, Pings: 1, Auths: 1, Requests: 2, Notifications: 5,
-		Classes: map[string]int64{wakeRead: 1, wakeExclusive: 1, wakeChildren: 1}}
-	for _, cut := range []int{1, 3, 7, 64, 1 << 20} {
-		w := &wireCounter{classify: classifyWake}
-		fromClient := frameScanner{keep: requestHeadLen, frame: w.clientFrame}
-		fromServer := frameScanner{keep: notificationHeadLen, frame: w.serverFrame}
-		for _, s := range []struct {
-			scanner *frameScanner
-			bytes   []byte
-		}{{&fromClient, client}, {&fromServer, server}} {
-			for b := s.bytes; len(b) > 0; {
-				k := min(cut, len(b))
-				s.scanner.feed(b[:k])
-				b = b[k:]
-			}
-		}
-		if got := w.counts(); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("cut in pieces of %d: counted %+v, want %+v", cut, got, want)
+// TestClassifyWake sorts the notifications the herd counts by what they
+// wake: a reader, an exclusive waiter (a lock's, a latch's), a children
+// watcher; anything else, and a path too long for the counting proxy to read
+// (which it hands over as ""), in no class.
+func TestClassifyWake(t *testing.T) {
+	for _, c := range []struct {
+		eventType zk.EventType
+		path      string
+		want      string
+	}{
+		{zk.EventNodeDeleted, "/l/_c_ab-__READ__0000000001", wakeRead},
+		{zk.EventNodeDeleted, "/l/aa__rlock__0000000001", wakeRead},
+		{zk.EventNodeDeleted, "/l/aa__lock__0000000002", wakeExclusive},
+		{zk.EventNodeDeleted, "/l/_c_ab-lock-0000000003", wakeExclusive},
+		{zk.EventNodeDeleted, "/l/_c_ab-__WRIT__0000000004", wakeExclusive},
+		{zk.EventNodeDeleted, "/e/_c_ab-latch-0000000005", wakeExclusive},
+		{zk.EventNodeChildrenChanged, "/s/leases", wakeChildren},
+		{zk.EventNodeDataChanged, "/b/b0", ""},
+		{zk.EventNodeDeleted, "/b/b0", ""},
+		{zk.EventNodeDeleted, "", ""},
+	} {
+		if got := classifyWake(int32(c.eventType), c.path); got != c.want {
+			t.Errorf("classifyWake(%v, %q) = %q, want %q", c.eventType, c.path, got, c.want)
 		}
 	}
 }
@@ -237,9 +203,9 @@ func TestFrameScannerCounts(t *testing.T) {
 // recipe's election, uncontended, through a counting proxy: create, list,
 // delete — three requests, no notification.
 func TestRecipeElectionOnTheWireOnce(t *testing.T) {
-	e := Shared(t)
+	e := realzk.Shared(t)
 	ctx := testContext(t, time.Minute)
-	p, err := NewProxy(ctx, e.Addrs()[0], CountWire(nil))
+	p, err := realzk.NewProxy(ctx, e.Addrs()[0], realzk.CountWire(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

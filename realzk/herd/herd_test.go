@@ -1,4 +1,4 @@
-package realzk
+package herd
 
 import (
 	"encoding/xml"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkmodel/zkmodel/realzk"
 )
 
 // TestHerdSmall runs the herd experiment small (N=4, one round of 1 s
@@ -21,16 +23,16 @@ import (
 // point 3) plus the cell's edges; the bystanders ran without errors, and the
 // servers' mntr was read.
 func TestHerdSmall(t *testing.T) {
-	e := Shared(t)
+	e := realzk.Shared(t)
 	ctx := testContext(t, 3*time.Minute)
 	const n = 4
-	res, err := RunHerdExperiment(ctx, HerdExperiment{Addrs: e.Addrs(), Clients: []int{n}, Duration: time.Second, Rounds: 1,
-		Primitives: []HerdPrimitive{HerdMutex}, Bystanders: 2, BystanderRate: 50, Path: "/TestHerdSmall"})
+	res, err := Run(ctx, Experiment{Addrs: e.Addrs(), Clients: []int{n}, Duration: time.Second, Rounds: 1,
+		Primitives: []Primitive{Mutex}, Bystanders: 2, BystanderRate: 50, Path: "/TestHerdSmall"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("herd, N=%d:\n%s", n, FormatHerdMarkdown(res))
-	if want := len(HerdVariants) + 1; len(res.Cells) != want {
+	t.Logf("herd, N=%d:\n%s", n, FormatMarkdown(res))
+	if want := len(Variants) + 1; len(res.Cells) != want {
 		t.Fatalf("got %d cells, want %d (every lock and the baseline)", len(res.Cells), want)
 	}
 	for _, c := range res.Cells {
@@ -44,26 +46,26 @@ func TestHerdSmall(t *testing.T) {
 		if c.Server.PacketsReceived <= 0 {
 			t.Errorf("%s: the servers received %d packets by mntr; want the bystanders' at least", c.Variant, c.Server.PacketsReceived)
 		}
-		if c.Variant == HerdNone {
+		if c.Variant == None {
 			continue
 		}
 		if c.Acquisitions == 0 || c.Releases == 0 || c.Handoffs == 0 {
 			t.Errorf("%s: %d acquisitions, %d releases, %d handoffs; want some of each", c.Variant, c.Acquisitions, c.Releases, c.Handoffs)
 		}
 		switch c.Variant {
-		case HerdRecipe, HerdZKLock:
+		case Recipe, ZKLock:
 			// +1: the counts are read at the cell's end while one release may
 			// be in flight, its notification delivered and its Unlock not yet
 			// returned.
 			if c.Notifications > c.Releases+1 {
 				t.Errorf("%s: %d notifications to waiters for %d releases; want at most one per release", c.Variant, c.Notifications, c.Releases)
 			}
-		case HerdWatchParent:
+		case WatchParent:
 			if c.Notifications <= c.Releases {
 				t.Errorf("%s: %d notifications for %d releases; want more than one per release (the herd)", c.Variant, c.Notifications, c.Releases)
 			}
 		}
-		if c.Variant == HerdRecipe {
+		if c.Variant == Recipe {
 			// 5 per contended acquisition; a cell's first acquisition may be
 			// uncontended (3), and each waiter cancelled at its end spends up
 			// to 4 (create, list, exists, the cleanup's delete) without
@@ -77,50 +79,50 @@ func TestHerdSmall(t *testing.T) {
 }
 
 func TestHerdExperimentRejectsBadSettings(t *testing.T) {
-	ok := HerdExperiment{Addrs: []string{"127.0.0.1:1"}, Clients: []int{10}, Duration: time.Second, Rounds: 1}
+	ok := Experiment{Addrs: []string{"127.0.0.1:1"}, Clients: []int{10}, Duration: time.Second, Rounds: 1}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("Validate(%+v) = %v, want nil", ok, err)
 	}
 	// What the mutex alone does not use is not checked when it runs alone,
 	// nor the mutex's settings when only the others run.
 	alone := ok
-	alone.Primitives, alone.Implementations, alone.PrimitiveClients = []HerdPrimitive{HerdMutex}, []HerdVariant{}, []int{1}
+	alone.Primitives, alone.Implementations, alone.PrimitiveClients = []Primitive{Mutex}, []Variant{}, []int{1}
 	others := ok
-	others.Primitives, others.Clients, others.Variants = []HerdPrimitive{HerdElection}, nil, []HerdVariant{}
-	for _, x := range []HerdExperiment{alone, others} {
+	others.Primitives, others.Clients, others.Variants = []Primitive{Election}, nil, []Variant{}
+	for _, x := range []Experiment{alone, others} {
 		if err := x.Validate(); err != nil {
 			t.Errorf("Validate(%+v) = %v, want nil", x, err)
 		}
 	}
 	for _, tc := range []struct {
-		change func(*HerdExperiment)
+		change func(*Experiment)
 		want   string
 	}{
-		{func(x *HerdExperiment) { x.Addrs = nil }, "no server addresses"},
-		{func(x *HerdExperiment) { x.Clients = nil }, "no numbers of clients"},
-		{func(x *HerdExperiment) { x.Clients = []int{10, 1} }, "at least 2"},
-		{func(x *HerdExperiment) { x.Duration = time.Millisecond }, "at least 100ms"},
-		{func(x *HerdExperiment) { x.Rounds = 0 }, "rounds"},
-		{func(x *HerdExperiment) { x.Variants = []HerdVariant{"nope"} }, "unknown variant"},
-		{func(x *HerdExperiment) { x.Variants = []HerdVariant{} }, "no variants"},
-		{func(x *HerdExperiment) { x.Variants = []HerdVariant{HerdRecipe, HerdRecipe} }, "given twice"},
-		{func(x *HerdExperiment) { x.Primitives = []HerdPrimitive{"barrier"} }, "unknown primitive"},
-		{func(x *HerdExperiment) { x.Primitives = []HerdPrimitive{} }, "no primitives"},
-		{func(x *HerdExperiment) { x.Primitives = []HerdPrimitive{HerdRWLock, HerdRWLock} }, "given twice"},
-		{func(x *HerdExperiment) { x.Implementations = []HerdVariant{HerdZKLock} }, "unknown implementation"},
-		{func(x *HerdExperiment) { x.Implementations = []HerdVariant{} }, "no implementations"},
-		{func(x *HerdExperiment) { x.PrimitiveClients = []int{} }, "no numbers of clients for"},
-		{func(x *HerdExperiment) { x.PrimitiveClients = []int{1} }, "at least 2"},
-		{func(x *HerdExperiment) { x.PrimitiveClients = []int{2} }, "more clients than leases"},
-		{func(x *HerdExperiment) { x.Leases = -1 }, "leases"},
-		{func(x *HerdExperiment) { x.WriterEvery = -1 }, "writer every"},
-		{func(x *HerdExperiment) { x.PrimitiveDuration = time.Millisecond }, "at least 100ms"},
-		{func(x *HerdExperiment) { x.Bystanders = -1 }, "bystanders"},
-		{func(x *HerdExperiment) { x.BystanderRate = math.NaN() }, "bystander rate"},
-		{func(x *HerdExperiment) { x.BystanderRate = 0.5 }, "bystander rate"},
-		{func(x *HerdExperiment) { x.SessionTimeout = -time.Second }, "session timeout"},
-		{func(x *HerdExperiment) { x.Path = "relative" }, "absolute"},
-		{func(x *HerdExperiment) { x.Path = "/trailing/" }, "absolute"},
+		{func(x *Experiment) { x.Addrs = nil }, "no server addresses"},
+		{func(x *Experiment) { x.Clients = nil }, "no numbers of clients"},
+		{func(x *Experiment) { x.Clients = []int{10, 1} }, "at least 2"},
+		{func(x *Experiment) { x.Duration = time.Millisecond }, "at least 100ms"},
+		{func(x *Experiment) { x.Rounds = 0 }, "rounds"},
+		{func(x *Experiment) { x.Variants = []Variant{"nope"} }, "unknown variant"},
+		{func(x *Experiment) { x.Variants = []Variant{} }, "no variants"},
+		{func(x *Experiment) { x.Variants = []Variant{Recipe, Recipe} }, "given twice"},
+		{func(x *Experiment) { x.Primitives = []Primitive{"barrier"} }, "unknown primitive"},
+		{func(x *Experiment) { x.Primitives = []Primitive{} }, "no primitives"},
+		{func(x *Experiment) { x.Primitives = []Primitive{RWLock, RWLock} }, "given twice"},
+		{func(x *Experiment) { x.Implementations = []Variant{ZKLock} }, "unknown implementation"},
+		{func(x *Experiment) { x.Implementations = []Variant{} }, "no implementations"},
+		{func(x *Experiment) { x.PrimitiveClients = []int{} }, "no numbers of clients for"},
+		{func(x *Experiment) { x.PrimitiveClients = []int{1} }, "at least 2"},
+		{func(x *Experiment) { x.PrimitiveClients = []int{2} }, "more clients than leases"},
+		{func(x *Experiment) { x.Leases = -1 }, "leases"},
+		{func(x *Experiment) { x.WriterEvery = -1 }, "writer every"},
+		{func(x *Experiment) { x.PrimitiveDuration = time.Millisecond }, "at least 100ms"},
+		{func(x *Experiment) { x.Bystanders = -1 }, "bystanders"},
+		{func(x *Experiment) { x.BystanderRate = math.NaN() }, "bystander rate"},
+		{func(x *Experiment) { x.BystanderRate = 0.5 }, "bystander rate"},
+		{func(x *Experiment) { x.SessionTimeout = -time.Second }, "session timeout"},
+		{func(x *Experiment) { x.Path = "relative" }, "absolute"},
+		{func(x *Experiment) { x.Path = "/trailing/" }, "absolute"},
 	} {
 		x := ok
 		tc.change(&x)
@@ -167,24 +169,24 @@ func TestSpreadAndPercentile(t *testing.T) {
 // missing cell named in its panels and in the notes, and y axes that start
 // where the data is.
 func TestHerdReportShowsEverySeries(t *testing.T) {
-	res := HerdResults{Clients: []int{10, 50, 200}, Variants: HerdVariants, Rounds: 2, Duration: time.Second, Bystanders: 8,
+	res := Results{Clients: []int{10, 50, 200}, Variants: Variants, Rounds: 2, Duration: time.Second, Bystanders: 8,
 		BystanderRate: 400, Servers: 3}
 	for _, n := range res.Clients {
 		for r := 1; r <= res.Rounds; r++ {
-			for i, v := range append(HerdVariants, HerdNone) {
-				c := HerdCell{Variant: v, Clients: n, Round: r, Elapsed: time.Second, Acquisitions: int64(100*(i+1) + r),
+			for i, v := range append(Variants, None) {
+				c := Cell{Variant: v, Clients: n, Round: r, Elapsed: time.Second, Acquisitions: int64(100*(i+1) + r),
 					Releases: int64(100*(i+1) + r), Notifications: int64(100*(i+1) + r), Requests: int64(500*(i+1) + 5*r),
 					HandoffP50: time.Duration(i+1) * time.Millisecond, HandoffP99: time.Duration(i+3) * time.Millisecond, Handoffs: 50,
 					Bystanders: BystanderStats{Ops: 400, P50: time.Millisecond, P99: time.Duration(10+n/10+i) * time.Millisecond, Max: 50 * time.Millisecond},
 					Server:     ServerLoad{PacketsReceived: 10000, PacketsSent: 12000, WatchEvents: int64(120 * (i + 1) * (i + 1))}}
-				if v == HerdZKLock { // the same figures as the recipe's
+				if v == ZKLock { // the same figures as the recipe's
 					c.Acquisitions, c.Releases, c.Notifications, c.Requests = int64(100+r), int64(100+r), int64(100+r), int64(500+5*r)
 					c.HandoffP50, c.HandoffP99, c.Server.WatchEvents = time.Millisecond, 3*time.Millisecond, 120
 				}
-				if v == HerdCurator {
+				if v == Curator {
 					c.Notifications, c.Requests = -1, -1
 					if n == 50 {
-						c = HerdCell{Variant: v, Clients: n, Round: r, Err: "the Curator driver did not start"}
+						c = Cell{Variant: v, Clients: n, Round: r, Err: "the Curator driver did not start"}
 					}
 				}
 				res.Cells = append(res.Cells, c)
@@ -198,16 +200,16 @@ func TestHerdReportShowsEverySeries(t *testing.T) {
 	if !strings.Contains(html, "the Curator driver did not start") {
 		t.Errorf("the report's notes lack the reason Curator's cells have no data")
 	}
-	plots := HerdPlots(res)
+	plots := Plots(res)
 	if len(plots) != len(herdPanels(res)) {
-		t.Fatalf("HerdPlots gives %d plots, want one per panel (%d)", len(plots), len(herdPanels(res)))
+		t.Fatalf("Plots gives %d plots, want one per panel (%d)", len(plots), len(herdPanels(res)))
 	}
 	for _, p := range plots {
 		if err := xml.Unmarshal(p.SVG, new(struct{})); err != nil || p.Name == "" || !strings.Contains(string(p.SVG), "</svg>") {
 			t.Errorf("plot %q is not a standalone SVG document: %v", p.Name, err)
 		}
 	}
-	md := FormatHerdMarkdown(res)
+	md := FormatMarkdown(res)
 	if !strings.Contains(md, "| 50 | Curator InterProcessMutex | no data |") {
 		t.Errorf("the markdown tables do not say that Curator has no data at N=50:\n%s", md)
 	}
@@ -225,9 +227,9 @@ var (
 // With wide set (data that varies over more than the axis's smallest span,
 // 0.3 decades) the data must also span most of the y axis: the axis starts
 // where the data is. It returns the page.
-func checkHerdReport(t *testing.T, res HerdResults, wide bool) string {
+func checkHerdReport(t *testing.T, res Results, wide bool) string {
 	t.Helper()
-	page := string(HerdHTML(res, HerdTitle(res.Duration)))
+	page := string(HTML(res, Title(res.Duration)))
 	panels := svgPattern.FindAllString(page, -1)
 	if want := len(herdPanels(res)); len(panels) != want {
 		t.Fatalf("the report has %d plots, want %d", len(panels), want)
@@ -292,7 +294,7 @@ func checkHerdReport(t *testing.T, res HerdResults, wide bool) string {
 // computed from the wire counts, two plots per primitive with every
 // implementation's line, and the missing cell named.
 func TestHerdReportShowsThePrimitives(t *testing.T) {
-	res := HerdResults{Primitives: []HerdPrimitive{HerdRWLock, HerdSemaphore, HerdElection}, Implementations: HerdImplementations,
+	res := Results{Primitives: []Primitive{RWLock, Semaphore, Election}, Implementations: Implementations,
 		PrimitiveClients: []int{10, 50}, PrimitiveDuration: time.Second, Leases: 2, WriterEvery: 4, Rounds: 2, Duration: time.Second,
 		Bystanders: 8, BystanderRate: 400, Servers: 3}
 	for _, n := range res.PrimitiveClients {
@@ -300,16 +302,16 @@ func TestHerdReportShowsThePrimitives(t *testing.T) {
 			for _, p := range res.Primitives {
 				for i, v := range res.Implementations {
 					k := int64(i + 1)
-					c := HerdCell{Primitive: p, Variant: v, Clients: n, Round: r, Elapsed: time.Second, Acquisitions: 400, Releases: 400,
+					c := Cell{Primitive: p, Variant: v, Clients: n, Round: r, Elapsed: time.Second, Acquisitions: 400, Releases: 400,
 						WriteAcquisitions: 100, WriteReleases: 100, Notifications: -1, Requests: -1,
-						Wire: WireCounts{Requests: 400 * (4 + k*int64(n)/10), Notifications: 400 * k * int64(n) / 10,
+						Wire: realzk.WireCounts{Requests: 400 * (4 + k*int64(n)/10), Notifications: 400 * k * int64(n) / 10,
 							Classes: map[string]int64{wakeRead: 300, wakeExclusive: 100 * k * int64(n) / 10, wakeChildren: 400}},
 						Bystanders: BystanderStats{Ops: 400, P99: time.Duration(10+i) * time.Millisecond}}
-					if v == HerdRecipe {
+					if v == Recipe {
 						c.Requests, c.Notifications = c.Wire.Requests-3, c.Wire.Notifications+1
 					}
-					if p == HerdRWLock && v == HerdKazoo && n == 50 {
-						c = HerdCell{Primitive: p, Variant: v, Clients: n, Round: r, Err: "the kazoo driver did not start"}
+					if p == RWLock && v == Kazoo && n == 50 {
+						c = Cell{Primitive: p, Variant: v, Clients: n, Round: r, Err: "the kazoo driver did not start"}
 					}
 					res.Cells = append(res.Cells, c)
 				}
@@ -320,7 +322,7 @@ func TestHerdReportShowsThePrimitives(t *testing.T) {
 	if strings.Contains(page, "watching the parent") {
 		t.Error("the report makes the mutex's claim without mutex cells")
 	}
-	md := FormatHerdMarkdown(res)
+	md := FormatMarkdown(res)
 	for _, want := range []string{
 		"| N | implementation | acquisitions/s | requests/acquisition | wake-ups/release | wake-ups/write release | wake-ups/read release |",
 		"| N | implementation | acquisitions/s | requests/acquisition | wake-ups/release | on the leases/release | on the admission mutex/acquisition |",

@@ -1,4 +1,4 @@
-package realzk
+package herd
 
 // The herd's report is hand-written SVG, not a plotting library's: the plots are
 // six small line charts on a log scale, which take about 150 lines here, while
@@ -23,22 +23,22 @@ type herdStyle struct {
 	color, dash, marker string
 }
 
-var herdStyles = map[HerdVariant]herdStyle{
-	HerdRecipe:      {"#1f77b4", "", "circle"},
-	HerdWatchParent: {"#d62728", "7,3", "square"},
-	HerdZKLock:      {"#2ca02c", "2,3", "triangle"},
-	HerdCurator:     {"#9467bd", "9,3,2,3", "diamond"},
-	HerdKazoo:       {"#ff7f0e", "5,2", "square"},
-	HerdNone:        {"#555555", "1,4", "cross"},
+var herdStyles = map[Variant]herdStyle{
+	Recipe:      {"#1f77b4", "", "circle"},
+	WatchParent: {"#d62728", "7,3", "square"},
+	ZKLock:      {"#2ca02c", "2,3", "triangle"},
+	Curator:     {"#9467bd", "9,3,2,3", "diamond"},
+	Kazoo:       {"#ff7f0e", "5,2", "square"},
+	None:        {"#555555", "1,4", "cross"},
 }
 
 // primitiveLabel is the name of primitive p's implementation v in tables and
 // legends.
-func primitiveLabel(p HerdPrimitive, v HerdVariant) string {
-	names := map[HerdPrimitive]map[HerdVariant]string{
-		HerdRWLock:    {HerdRecipe: "recipe NewRWLock", HerdCurator: "Curator InterProcessReadWriteLock", HerdKazoo: "kazoo ReadLock/WriteLock"},
-		HerdSemaphore: {HerdRecipe: "recipe NewSemaphore", HerdCurator: "Curator InterProcessSemaphoreV2", HerdKazoo: "kazoo Semaphore"},
-		HerdElection:  {HerdRecipe: "recipe NewElection", HerdCurator: "Curator LeaderLatch", HerdKazoo: "kazoo Election"},
+func primitiveLabel(p Primitive, v Variant) string {
+	names := map[Primitive]map[Variant]string{
+		RWLock:    {Recipe: "recipe NewRWLock", Curator: "Curator InterProcessReadWriteLock", Kazoo: "kazoo ReadLock/WriteLock"},
+		Semaphore: {Recipe: "recipe NewSemaphore", Curator: "Curator InterProcessSemaphoreV2", Kazoo: "kazoo Semaphore"},
+		Election:  {Recipe: "recipe NewElection", Curator: "Curator LeaderLatch", Kazoo: "kazoo Election"},
 	}
 	if name, ok := names[p][v]; ok {
 		return name
@@ -47,19 +47,19 @@ func primitiveLabel(p HerdPrimitive, v HerdVariant) string {
 }
 
 // primitiveTitle names a primitive in captions and plot titles.
-func primitiveTitle(p HerdPrimitive) string {
-	return map[HerdPrimitive]string{HerdMutex: "The mutex", HerdRWLock: "The read-write lock", HerdSemaphore: "The semaphore",
-		HerdElection: "Leader election"}[p]
+func primitiveTitle(p Primitive) string {
+	return map[Primitive]string{Mutex: "The mutex", RWLock: "The read-write lock", Semaphore: "The semaphore",
+		Election: "Leader election"}[p]
 }
 
 // herdLabel is a variant's name in tables and legends.
-func herdLabel(v HerdVariant) string {
+func herdLabel(v Variant) string {
 	switch v {
-	case HerdNone:
+	case None:
 		return "no contention"
-	case HerdCurator:
+	case Curator:
 		return "Curator InterProcessMutex"
-	case HerdWatchParent:
+	case WatchParent:
 		return "watch-parent"
 	}
 	return string(v)
@@ -98,7 +98,7 @@ type herdTable struct {
 
 // herdTables builds the report's tables from res: the mutex's, then one per
 // primitive beyond it.
-func herdTables(res HerdResults) []herdTable {
+func herdTables(res Results) []herdTable {
 	var tables []herdTable
 	if len(res.Variants) > 0 {
 		tables = mutexTables(res)
@@ -111,7 +111,7 @@ func herdTables(res HerdResults) []herdTable {
 
 // mutexTables are the mutex's tables: the locks, the bystanders, and the
 // recipe's throughput against the others'.
-func mutexTables(res HerdResults) []herdTable {
+func mutexTables(res Results) []herdTable {
 	locks := &herdTable{
 		caption: "The locks: median over rounds (min–max). Requests are counted on the clients' connections (Go locks; " +
 			"pings excepted); server packets are the servers' zk_packets_received less the bystanders' requests (pings " +
@@ -129,15 +129,15 @@ func mutexTables(res HerdResults) []herdTable {
 	}
 	for _, n := range res.Clients {
 		for _, v := range res.Variants {
-			s := func(m HerdMetric) string { return formatSpread(res.Spread(v, n, m)) }
+			s := func(m Metric) string { return formatSpread(res.Spread(v, n, m)) }
 			locks.rows = append(locks.rows, []string{strconv.Itoa(n), herdLabel(v), s(MetricAcquisitionsPerSecond),
 				s(MetricHandoffP50), s(MetricHandoffP99), s(MetricRequestsPerAcquisition), s(MetricServerPacketsPerAcquisition),
 				s(MetricNotificationsPerRelease), s(MetricServerNotificationsPerRelease)})
 		}
-		for _, v := range append(slices.Clone(res.Variants), HerdNone) {
-			s := func(m HerdMetric) string { return formatSpread(res.Spread(v, n, m)) }
+		for _, v := range append(slices.Clone(res.Variants), None) {
+			s := func(m Metric) string { return formatSpread(res.Spread(v, n, m)) }
 			sent := s(MetricServerPacketsSentPerRelease)
-			if v == HerdNone {
+			if v == None {
 				sent = "–"
 			}
 			by.rows = append(by.rows, []string{strconv.Itoa(n), herdLabel(v), s(MetricBystanderP50), s(MetricBystanderP99),
@@ -152,11 +152,11 @@ func mutexTables(res HerdResults) []herdTable {
 }
 
 // primitiveCaption says what was run of primitive p and how to read it.
-func primitiveCaption(res HerdResults, p HerdPrimitive) string {
+func primitiveCaption(res Results, p Primitive) string {
 	switch p {
-	case HerdRWLock:
+	case RWLock:
 		return fmt.Sprintf(rwlockCaption, res.WriterEvery)
-	case HerdSemaphore:
+	case Semaphore:
 		return fmt.Sprintf(semaphoreCaption, res.Leases)
 	}
 	return electionCaption
@@ -187,7 +187,7 @@ const (
 )
 
 // primitiveTable is the table of primitive p: each implementation at each N.
-func primitiveTable(res HerdResults, p HerdPrimitive) herdTable {
+func primitiveTable(res Results, p Primitive) herdTable {
 	t := herdTable{
 		caption: primitiveTitle(p) + ": median over rounds (min–max); N sessions contend with zero hold time, every one through " +
 			"a proxy that counts, on the wire, its requests (every frame but connect requests, pings and auth) and the watch " +
@@ -196,15 +196,15 @@ func primitiveTable(res HerdResults, p HerdPrimitive) herdTable {
 			"flight at a cell's edges.",
 		header: []string{"N", "implementation", "acquisitions/s", "requests/acquisition", "wake-ups/release"},
 	}
-	metrics := []HerdMetric{MetricAcquisitionsPerSecond, MetricWireRequestsPerAcquisition, MetricWakeupsPerRelease}
+	metrics := []Metric{MetricAcquisitionsPerSecond, MetricWireRequestsPerAcquisition, MetricWakeupsPerRelease}
 	switch p {
-	case HerdElection:
+	case Election:
 		t.header[2] = "leaderships/s"
 		t.header[3] = "requests/leadership"
-	case HerdRWLock:
+	case RWLock:
 		t.header = append(t.header, "wake-ups/write release", "wake-ups/read release")
 		metrics = append(metrics, MetricWakeupsPerWriteRelease, MetricWakeupsPerReadRelease)
-	case HerdSemaphore:
+	case Semaphore:
 		t.header = append(t.header, "on the leases/release", "on the admission mutex/acquisition")
 		metrics = append(metrics, MetricLeaseWakeupsPerRelease, MetricMutexWakeupsPerAcquisition)
 	}
@@ -224,15 +224,15 @@ func primitiveTable(res HerdResults, p HerdPrimitive) herdTable {
 
 // herdRatios compares the recipe's acquisitions per second with the other
 // locks', round by round (the cells of a round ran back to back).
-func herdRatios(res HerdResults) herdTable {
+func herdRatios(res Results) herdTable {
 	t := herdTable{caption: "The recipe's acquisitions/s divided by the other lock's, per round (the cells of a round ran back to back): median (min–max)."}
-	var others []HerdVariant
+	var others []Variant
 	for _, v := range res.Variants {
-		if v != HerdRecipe {
+		if v != Recipe {
 			others = append(others, v)
 		}
 	}
-	if !slices.Contains(res.Variants, HerdRecipe) || len(others) == 0 {
+	if !slices.Contains(res.Variants, Recipe) || len(others) == 0 {
 		return t
 	}
 	t.header = []string{"N"}
@@ -244,7 +244,7 @@ func herdRatios(res HerdResults) herdTable {
 		for _, v := range others {
 			var ratios []float64
 			for r := 1; r <= res.Rounds; r++ {
-				a, b := res.cell(HerdRecipe, n, r), res.cell(v, n, r)
+				a, b := res.cell(Recipe, n, r), res.cell(v, n, r)
 				ratios = append(ratios, a.Value(MetricAcquisitionsPerSecond)/b.Value(MetricAcquisitionsPerSecond))
 			}
 			row = append(row, formatSpread(SpreadOf(ratios)))
@@ -256,23 +256,23 @@ func herdRatios(res HerdResults) herdTable {
 
 // cell returns the cell of variant v with n clients in round r (one with
 // Err set when there is none).
-func (r HerdResults) cell(v HerdVariant, n, round int) HerdCell {
+func (r Results) cell(v Variant, n, round int) Cell {
 	for _, c := range r.Cells {
-		if c.primitive() == HerdMutex && c.Variant == v && c.Clients == n && c.Round == round {
+		if c.primitive() == Mutex && c.Variant == v && c.Clients == n && c.Round == round {
 			return c
 		}
 	}
-	return HerdCell{Variant: v, Clients: n, Round: round, Err: "not run"}
+	return Cell{Variant: v, Clients: n, Round: round, Err: "not run"}
 }
 
-// HerdClaim is the README's sentence for the largest N: the bystanders' p99
+// Claim is docs/herd.md's sentence for the largest N: the bystanders' p99
 // with the parent-watching lock, with the recipe, and with no contention.
-func HerdClaim(res HerdResults) string {
+func Claim(res Results) string {
 	if len(res.Clients) == 0 || len(res.Variants) == 0 {
 		return ""
 	}
 	n := slices.Max(res.Clients)
-	p99 := func(v HerdVariant) string {
+	p99 := func(v Variant) string {
 		s := res.Spread(v, n, MetricBystanderP99)
 		if s.N == 0 {
 			return "(no data)"
@@ -280,7 +280,7 @@ func HerdClaim(res HerdResults) string {
 		return formatFigure(s.Median) + " ms"
 	}
 	return fmt.Sprintf("with %d clients watching the parent, a bystander's p99 is %s; with the recipe, %s; with no contention, %s",
-		n, p99(HerdWatchParent), p99(HerdRecipe), p99(HerdNone))
+		n, p99(WatchParent), p99(Recipe), p99(None))
 }
 
 // plural returns "1 round", "3 rounds".
@@ -292,7 +292,7 @@ func plural(n int, noun string) string {
 }
 
 // herdDescription says how the results were measured.
-func herdDescription(res HerdResults) string {
+func herdDescription(res Results) string {
 	d := fmt.Sprintf("ZooKeeper 3.8, %d servers on loopback; N sessions contend with zero hold time; %v per cell, %s, "+
 		"the locks and the no-contention baseline alternating (each round rotates the order); %d bystander sessions at %s operations/s.",
 		res.Servers, res.Duration, plural(res.Rounds, "round"), res.Bystanders, formatFigure(res.BystanderRate))
@@ -321,12 +321,12 @@ func joinInts(ns []int) string {
 	return strings.Join(s, ", ")
 }
 
-// FormatHerdMarkdown renders res as markdown: the description, the README
+// FormatMarkdown renders res as markdown: the description, the docs/herd.md
 // claim, the tables, and the cells without data.
-func FormatHerdMarkdown(res HerdResults) string {
+func FormatMarkdown(res Results) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", herdDescription(res))
-	if claim := HerdClaim(res); claim != "" {
+	if claim := Claim(res); claim != "" {
 		fmt.Fprintf(&b, "\n%s.\n", claim)
 	}
 	for _, t := range herdTables(res) {
@@ -345,7 +345,7 @@ func FormatHerdMarkdown(res HerdResults) string {
 }
 
 // herdNotes lists the cells that have no data, and why.
-func herdNotes(res HerdResults) []string {
+func herdNotes(res Results) []string {
 	var notes []string
 	for _, c := range res.Cells {
 		if c.Err != "" {
@@ -360,24 +360,24 @@ func herdNotes(res HerdResults) []string {
 type herdPanel struct {
 	name          string // file name stem of the standalone SVG
 	title, ylabel string
-	metric        HerdMetric
-	variants      []HerdVariant
+	metric        Metric
+	variants      []Variant
 	log           bool // logarithmic y axis
-	primitive     HerdPrimitive
+	primitive     Primitive
 	clients       []int // the values of N
 }
 
 // label is variant v's name in the panel's legend.
-func (p herdPanel) label(v HerdVariant) string { return primitiveLabel(p.primitive, v) }
+func (p herdPanel) label(v Variant) string { return primitiveLabel(p.primitive, v) }
 
 // herdPanels are the report's plots: the mutex's, then two for each
 // primitive beyond it.
-func herdPanels(res HerdResults) []herdPanel {
+func herdPanels(res Results) []herdPanel {
 	var panels []herdPanel
 	if len(res.Variants) > 0 {
-		all := append(slices.Clone(res.Variants), HerdNone)
-		mutex := func(name, title, ylabel string, m HerdMetric, variants []HerdVariant) herdPanel {
-			return herdPanel{name, title, ylabel, m, variants, true, HerdMutex, res.Clients}
+		all := append(slices.Clone(res.Variants), None)
+		mutex := func(name, title, ylabel string, m Metric, variants []Variant) herdPanel {
+			return herdPanel{name, title, ylabel, m, variants, true, Mutex, res.Clients}
 		}
 		panels = append(panels,
 			mutex("notifications", "Watch notifications per release (server-side)", "notifications / release", MetricServerNotificationsPerRelease, res.Variants),
@@ -398,28 +398,28 @@ func herdPanels(res HerdResults) []herdPanel {
 	return panels
 }
 
-// HerdPlot is one plot of the report as a standalone SVG document.
-type HerdPlot struct {
+// Plot is one plot of the report as a standalone SVG document.
+type Plot struct {
 	// Name is a file name stem, e.g. "bystander-p99".
 	Name string
 	// SVG is the plot.
 	SVG []byte
 }
 
-// HerdPlots returns the report's plots as standalone SVG documents, in the
+// Plots returns the report's plots as standalone SVG documents, in the
 // report's order.
-func HerdPlots(res HerdResults) []HerdPlot {
-	var plots []HerdPlot
+func Plots(res Results) []Plot {
+	var plots []Plot
 	for _, p := range herdPanels(res) {
-		plots = append(plots, HerdPlot{Name: p.name, SVG: []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + p.svg(res) + "\n")})
+		plots = append(plots, Plot{Name: p.name, SVG: []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + p.svg(res) + "\n")})
 	}
 	return plots
 }
 
-// HerdHTML renders res as a self-contained HTML page: the description, the
-// README claim, the plots as inline SVG, the tables, and the cells without
+// HTML renders res as a self-contained HTML page: the description, the
+// docs/herd.md claim, the plots as inline SVG, the tables, and the cells without
 // data.
-func HerdHTML(res HerdResults, title string) []byte {
+func HTML(res Results, title string) []byte {
 	var b strings.Builder
 	e := html.EscapeString
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title>\n", e(title))
@@ -427,7 +427,7 @@ func HerdHTML(res HerdResults, title string) []byte {
 		"table{border-collapse:collapse;margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}" +
 		"th{background:#f3f3f3}caption{text-align:left;padding:4px 0;max-width:1100px}.note{color:#a00}</style></head><body>\n")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%s</p>\n", e(title), e(herdDescription(res)))
-	if claim := HerdClaim(res); claim != "" {
+	if claim := Claim(res); claim != "" {
 		fmt.Fprintf(&b, "<p><b>%s.</b></p>\n", e(claim))
 	}
 	for _, p := range herdPanels(res) {
@@ -467,13 +467,13 @@ const (
 )
 
 // svg draws the panel.
-func (p herdPanel) svg(res HerdResults) string {
+func (p herdPanel) svg(res Results) string {
 	innerW, innerH := float64(plotW-plotLeft-plotRight), float64(plotH-plotTop-plotBot)
 	type point struct {
 		n int
 		s Spread
 	}
-	pts := map[HerdVariant][]point{}
+	pts := map[Variant][]point{}
 	var missing []string
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range p.variants {
@@ -632,7 +632,7 @@ func tickLabel(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// HerdTitle is the report's title for cells of d.
-func HerdTitle(d time.Duration) string {
+// Title is the report's title for cells of d.
+func Title(d time.Duration) string {
 	return fmt.Sprintf("The herd's cost to everyone else, and what each primitive spends: ZooKeeper 3.8, zero hold time, %v cells", d)
 }

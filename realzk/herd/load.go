@@ -1,47 +1,14 @@
-package realzk
+package herd
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/zkmodel/zkmodel/realzk"
 )
-
-// countingDialer returns a go-zookeeper dialer whose connections count the
-// requests written on them into the sink *sink points to (none while it is
-// nil): every frame but the connect request opening a connection, pings and
-// auth — what a counting Proxy counts as Requests.
-func countingDialer(sink *atomic.Pointer[atomic.Int64]) func(network, address string, timeout time.Duration) (net.Conn, error) {
-	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		conn, err := net.DialTimeout(network, address, timeout)
-		if err != nil {
-			return nil, err
-		}
-		return &countingConn{Conn: conn, frames: frameScanner{keep: requestHeadLen, frame: func(index int, head []byte) {
-			if s := sink.Load(); s != nil && classifyRequest(index, head) == frameRequest {
-				s.Add(1)
-			}
-		}}}, nil
-	}
-}
-
-// countingConn counts the request frames written on a connection.
-type countingConn struct {
-	net.Conn
-	mu     sync.Mutex
-	frames frameScanner
-}
-
-// Write counts the frames in p and passes it on.
-func (c *countingConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	c.frames.feed(p)
-	c.mu.Unlock()
-	return c.Conn.Write(p)
-}
 
 // ServerLoad is the servers' own account of a cell, from mntr, summed over
 // the servers.
@@ -76,7 +43,7 @@ func readMntr(ctx context.Context, addrs []string) mntrCounters {
 	)
 	for _, addr := range addrs {
 		wg.Go(func() {
-			answer, err := FourLetter(ctx, addr, "mntr")
+			answer, err := realzk.FourLetter(ctx, addr, "mntr")
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -1,4 +1,4 @@
-package realzk
+package herd
 
 import (
 	"context"
@@ -15,75 +15,78 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/internal/lockers"
 	"github.com/zkmodel/zkmodel/internal/mutants"
+	"github.com/zkmodel/zkmodel/realzk"
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
-// HerdVariant names a lock the herd experiment runs, or the no-contention
+// Variant names a lock the herd experiment runs, or the no-contention
 // baseline.
-type HerdVariant string
+type Variant string
 
 // The locks of the herd experiment, and the baseline.
 const (
-	// HerdRecipe is the product's lock (package recipe): each waiter watches
+	// Recipe is the product's lock (package recipe): each waiter watches
 	// its predecessor only.
-	HerdRecipe HerdVariant = "recipe"
-	// HerdWatchParent is check's "mutant-a-watch-parent": each waiter
+	Recipe Variant = "recipe"
+	// WatchParent is check's "mutant-a-watch-parent": each waiter
 	// watches the lock's children, so every change wakes every waiter.
-	HerdWatchParent HerdVariant = "watch-parent"
-	// HerdZKLock is go-zookeeper's own zk.Lock (it watches its predecessor
+	WatchParent Variant = "watch-parent"
+	// ZKLock is go-zookeeper's own zk.Lock (it watches its predecessor
 	// with GetW).
-	HerdZKLock HerdVariant = "zk.Lock"
-	// HerdCurator is Curator 5.4's InterProcessMutex, run by a Java driver
+	ZKLock Variant = "zk.Lock"
+	// Curator is Curator 5.4's InterProcessMutex, run by a Java driver
 	// (N sessions in one JVM) that the experiment starts.
-	HerdCurator HerdVariant = "curator"
-	// HerdKazoo is kazoo 2.8's counterpart of a primitive beyond the mutex,
+	Curator Variant = "curator"
+	// Kazoo is kazoo 2.8's counterpart of a primitive beyond the mutex,
 	// run by a Python driver (N sessions in one process).
-	HerdKazoo HerdVariant = "kazoo"
-	// HerdNone is the baseline: the N sessions are connected but idle, and
+	Kazoo Variant = "kazoo"
+	// None is the baseline: the N sessions are connected but idle, and
 	// only the bystanders work.
-	HerdNone HerdVariant = "none"
+	None Variant = "none"
 )
 
-// HerdVariants lists every lock, in the order the first round runs them
+// Variants lists every lock, in the order the first round runs them
 // (later rounds rotate it).
-var HerdVariants = []HerdVariant{HerdRecipe, HerdWatchParent, HerdZKLock, HerdCurator}
+var Variants = []Variant{Recipe, WatchParent, ZKLock, Curator}
 
-// HerdImplementations lists the implementations of the primitives beyond the
+// Implementations lists the implementations of the primitives beyond the
 // mutex: package recipe's, Curator's and kazoo's.
-var HerdImplementations = []HerdVariant{HerdRecipe, HerdCurator, HerdKazoo}
+var Implementations = []Variant{Recipe, Curator, Kazoo}
 
-// HerdExperiment describes a herd experiment: for each N in Clients, N
+// Experiment describes a herd experiment: for each N in Clients, N
 // sessions contend for one lock with zero hold time, each variant (and the
 // baseline) for Duration per round, the variants alternating round after
 // round, while Bystanders sessions do ordinary work on unrelated paths at
 // BystanderRate operations per second in all. Then, for each N in
 // PrimitiveClients, N sessions contend for each primitive beyond the mutex in
 // each of Implementations, every contender's connection going through a
-// counting proxy (CountWire) that counts its requests and the notifications
+// counting proxy (realzk.CountWire) that counts its requests and the notifications
 // it receives.
-type HerdExperiment struct {
+type Experiment struct {
 	// Addrs are the ensemble's client addresses; each session gets all of
 	// them (go-zookeeper picks one at random). The servers' load is read
 	// from them with mntr.
 	Addrs []string
 	// Clients are the numbers of contending sessions (N) for the mutex, each
-	// at least 2; needed only when Primitives has HerdMutex.
+	// at least 2; needed only when Primitives has Mutex.
 	Clients []int
 	// Duration of one cell (one variant, one N, one round); at least 100ms.
 	Duration time.Duration
 	// Rounds per N; every variant runs once per round. At least 1 (the
 	// command wants 3).
 	Rounds int
-	// Variants of the mutex to run; nil means HerdVariants. The baseline
+	// Variants of the mutex to run; nil means Variants. The baseline
 	// always runs with them.
-	Variants []HerdVariant
-	// Primitives to measure; nil means HerdPrimitives (all). HerdMutex runs
+	Variants []Variant
+	// Primitives to measure; nil means Primitives (all). Mutex runs
 	// Variants with Clients, the others Implementations with PrimitiveClients.
-	Primitives []HerdPrimitive
+	Primitives []Primitive
 	// Implementations of the primitives beyond the mutex; nil means
-	// HerdImplementations.
-	Implementations []HerdVariant
+	// Implementations.
+	Implementations []Variant
 	// PrimitiveClients are the numbers of contending sessions (N) for the
 	// primitives beyond the mutex; nil means 10 and 50. Each is at least 2,
 	// and more than Leases when the semaphore runs.
@@ -102,7 +105,7 @@ type HerdExperiment struct {
 	// (0 means 400).
 	Bystanders    int
 	BystanderRate float64
-	// SessionTimeout of every session; 0 means DefaultMaxSessionTimeout.
+	// SessionTimeout of every session; 0 means realzk.DefaultMaxSessionTimeout.
 	SessionTimeout time.Duration
 	// Path under which the experiment works; "" means "/realzk-herd".
 	Path string
@@ -112,19 +115,19 @@ type HerdExperiment struct {
 
 // withDefaults validates x and fills in its defaults. It is all the
 // checking the experiment does before connecting anywhere.
-func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
+func (x Experiment) withDefaults() (Experiment, error) {
 	if len(x.Addrs) == 0 {
-		return x, errors.New("herd: no server addresses: set HerdExperiment.Addrs")
+		return x, errors.New("herd: no server addresses: set Experiment.Addrs")
 	}
 	if x.Primitives == nil {
-		x.Primitives = HerdPrimitives
+		x.Primitives = Primitives
 	}
-	if err := checkList("primitive", x.Primitives, HerdPrimitives); err != nil {
+	if err := checkList("primitive", x.Primitives, Primitives); err != nil {
 		return x, err
 	}
-	mutex := slices.Contains(x.Primitives, HerdMutex)
+	mutex := slices.Contains(x.Primitives, Mutex)
 	if mutex && len(x.Clients) == 0 {
-		return x, errors.New("herd: no numbers of clients: set HerdExperiment.Clients, e.g. 10,50,200,500")
+		return x, errors.New("herd: no numbers of clients: set Experiment.Clients, e.g. 10,50,200,500")
 	}
 	for _, n := range x.Clients {
 		if n < 2 {
@@ -132,10 +135,10 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 		}
 	}
 	if x.Implementations == nil {
-		x.Implementations = HerdImplementations
+		x.Implementations = Implementations
 	}
 	beyond := len(x.Primitives) > 1 || !mutex
-	if err := checkList("implementation", x.Implementations, HerdImplementations); err != nil && beyond {
+	if err := checkList("implementation", x.Implementations, Implementations); err != nil && beyond {
 		return x, err
 	}
 	if x.PrimitiveClients == nil {
@@ -154,7 +157,7 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 		return x, fmt.Errorf("herd: a writer every %d contenders: want at least 1 (1: every contender writes)", x.WriterEvery)
 	}
 	if beyond && len(x.PrimitiveClients) == 0 {
-		return x, fmt.Errorf("herd: no numbers of clients for %v: set HerdExperiment.PrimitiveClients, e.g. 10,50", x.Primitives)
+		return x, fmt.Errorf("herd: no numbers of clients for %v: set Experiment.PrimitiveClients, e.g. 10,50", x.Primitives)
 	}
 	for _, n := range x.PrimitiveClients {
 		if !beyond {
@@ -163,7 +166,7 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 		if n < 2 {
 			return x, fmt.Errorf("herd: %d clients for the primitives: want at least 2 to contend", n)
 		}
-		if slices.Contains(x.Primitives, HerdSemaphore) && n <= x.Leases {
+		if slices.Contains(x.Primitives, Semaphore) && n <= x.Leases {
 			return x, fmt.Errorf("herd: %d clients for a semaphore of %d leases: want more clients than leases, or none waits", n, x.Leases)
 		}
 	}
@@ -180,9 +183,9 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 		return x, fmt.Errorf("herd: %d rounds: want at least 1", x.Rounds)
 	}
 	if x.Variants == nil {
-		x.Variants = HerdVariants
+		x.Variants = Variants
 	}
-	if err := checkList("variant", x.Variants, HerdVariants); err != nil && mutex {
+	if err := checkList("variant", x.Variants, Variants); err != nil && mutex {
 		return x, err
 	}
 	if x.Bystanders == 0 {
@@ -198,7 +201,7 @@ func (x HerdExperiment) withDefaults() (HerdExperiment, error) {
 		return x, fmt.Errorf("herd: bystander rate %v/s: want between 1 and 100000 operations per second", x.BystanderRate)
 	}
 	if x.SessionTimeout == 0 {
-		x.SessionTimeout = DefaultMaxSessionTimeout
+		x.SessionTimeout = realzk.DefaultMaxSessionTimeout
 	}
 	if x.SessionTimeout < 0 {
 		return x, fmt.Errorf("herd: session timeout %v: want a positive duration", x.SessionTimeout)
@@ -228,19 +231,19 @@ func checkList[T ~string](what string, list, known []T) error {
 	return nil
 }
 
-// Validate checks x as RunHerdExperiment would, without connecting.
-func (x HerdExperiment) Validate() error {
+// Validate checks x as Run would, without connecting.
+func (x Experiment) Validate() error {
 	_, err := x.withDefaults()
 	return err
 }
 
-// HerdCell is what one variant (or the baseline) did with N clients in one
+// Cell is what one variant (or the baseline) did with N clients in one
 // round.
-type HerdCell struct {
-	// Primitive is what the cell measured; "" is HerdMutex.
-	Primitive HerdPrimitive
+type Cell struct {
+	// Primitive is what the cell measured; "" is Mutex.
+	Primitive Primitive
 	// Variant is the lock (for the mutex) or the implementation.
-	Variant HerdVariant
+	Variant Variant
 	Clients int
 	Round   int
 	Elapsed time.Duration
@@ -254,7 +257,7 @@ type HerdCell struct {
 	WriteAcquisitions, WriteReleases int64
 	// Wire is what the counting proxies saw on the contenders' connections
 	// during the cell (primitives beyond the mutex; zero for the mutex).
-	Wire WireCounts
+	Wire realzk.WireCounts
 	// Notifications are the watch events the lock sessions received about
 	// nodes other than their own lock nodes (what waiters were woken with),
 	// counted by the Go clients; -1 where not counted (Curator, kazoo).
@@ -281,12 +284,12 @@ type HerdCell struct {
 	clientsBefore struct{ requests, notifications int64 }
 }
 
-// HerdMetric is a figure derived from a cell.
-type HerdMetric int
+// Metric is a figure derived from a cell.
+type Metric int
 
 // The figures of a cell.
 const (
-	MetricAcquisitionsPerSecond HerdMetric = iota
+	MetricAcquisitionsPerSecond Metric = iota
 	MetricNotificationsPerRelease
 	MetricServerNotificationsPerRelease
 	MetricRequestsPerAcquisition
@@ -316,7 +319,7 @@ const (
 // Value returns the figure m of c, or NaN when the cell has none (no data,
 // not counted for this lock, no releases, or the baseline for a lock
 // figure). Latencies are in milliseconds.
-func (c HerdCell) Value(m HerdMetric) float64 {
+func (c Cell) Value(m Metric) float64 {
 	nan := math.NaN()
 	if c.Err != "" {
 		return nan
@@ -328,10 +331,10 @@ func (c HerdCell) Value(m HerdMetric) float64 {
 		}
 		return float64(n) / float64(d)
 	}
-	lock := c.Variant != HerdNone
-	beyond := c.primitive() != HerdMutex
+	lock := c.Variant != None
+	beyond := c.primitive() != Mutex
 	class := func(name string) int64 { return c.Wire.Classes[name] }
-	only := func(p HerdPrimitive, n, d int64) float64 {
+	only := func(p Primitive, n, d int64) float64 {
 		if c.primitive() != p {
 			return nan
 		}
@@ -347,13 +350,13 @@ func (c HerdCell) Value(m HerdMetric) float64 {
 		}
 		return per(c.Wire.Notifications, c.Releases)
 	case MetricWakeupsPerWriteRelease:
-		return only(HerdRWLock, class(wakeExclusive), c.WriteReleases)
+		return only(RWLock, class(wakeExclusive), c.WriteReleases)
 	case MetricWakeupsPerReadRelease:
-		return only(HerdRWLock, class(wakeRead), c.Releases-c.WriteReleases)
+		return only(RWLock, class(wakeRead), c.Releases-c.WriteReleases)
 	case MetricLeaseWakeupsPerRelease:
-		return only(HerdSemaphore, class(wakeChildren), c.Releases)
+		return only(Semaphore, class(wakeChildren), c.Releases)
 	case MetricMutexWakeupsPerAcquisition:
-		return only(HerdSemaphore, class(wakeExclusive), c.Acquisitions)
+		return only(Semaphore, class(wakeExclusive), c.Acquisitions)
 	case MetricAcquisitionsPerSecond:
 		if !lock || c.Elapsed <= 0 {
 			return nan
@@ -381,7 +384,7 @@ func (c HerdCell) Value(m HerdMetric) float64 {
 		if c.Bystanders.Ops == 0 {
 			return nan
 		}
-		return ms(map[HerdMetric]time.Duration{MetricBystanderP50: c.Bystanders.P50, MetricBystanderP99: c.Bystanders.P99, MetricBystanderMax: c.Bystanders.Max}[m])
+		return ms(map[Metric]time.Duration{MetricBystanderP50: c.Bystanders.P50, MetricBystanderP99: c.Bystanders.P99, MetricBystanderMax: c.Bystanders.Max}[m])
 	case MetricBystanderErrors:
 		return float64(c.Bystanders.Errors)
 	case MetricMaxOutstanding:
@@ -392,23 +395,23 @@ func (c HerdCell) Value(m HerdMetric) float64 {
 	return nan
 }
 
-// primitive is the cell's primitive, HerdMutex for "".
-func (c HerdCell) primitive() HerdPrimitive {
+// primitive is the cell's primitive, Mutex for "".
+func (c Cell) primitive() Primitive {
 	if c.Primitive == "" {
-		return HerdMutex
+		return Mutex
 	}
 	return c.Primitive
 }
 
-// HerdResults are the cells of an experiment, in the order they ran.
-type HerdResults struct {
+// Results are the cells of an experiment, in the order they ran.
+type Results struct {
 	Clients  []int
-	Variants []HerdVariant // the mutex's locks, in the first round's order; none when the mutex did not run
+	Variants []Variant // the mutex's locks, in the first round's order; none when the mutex did not run
 	// Primitives are the primitives beyond the mutex that ran, Implementations
 	// theirs, PrimitiveClients their numbers of contenders, Leases the
 	// semaphore's, WriterEvery the read-write lock's spacing of writers.
-	Primitives        []HerdPrimitive
-	Implementations   []HerdVariant
+	Primitives        []Primitive
+	Implementations   []Variant
 	PrimitiveClients  []int
 	PrimitiveDuration time.Duration
 	Leases            int
@@ -419,18 +422,18 @@ type HerdResults struct {
 	BystanderRate     float64
 	Servers           int
 	SessionTimeout    time.Duration
-	Cells             []HerdCell
+	Cells             []Cell
 }
 
 // Spread returns metric m over the rounds of the mutex's variant v with n
 // clients.
-func (r HerdResults) Spread(v HerdVariant, n int, m HerdMetric) Spread {
-	return r.PrimitiveSpread(HerdMutex, v, n, m)
+func (r Results) Spread(v Variant, n int, m Metric) Spread {
+	return r.PrimitiveSpread(Mutex, v, n, m)
 }
 
 // PrimitiveSpread returns metric m over the rounds of primitive p's
 // implementation v with n clients.
-func (r HerdResults) PrimitiveSpread(p HerdPrimitive, v HerdVariant, n int, m HerdMetric) Spread {
+func (r Results) PrimitiveSpread(p Primitive, v Variant, n int, m Metric) Spread {
 	var values []float64
 	for _, c := range r.Cells {
 		if c.primitive() == p && c.Variant == v && c.Clients == n {
@@ -442,8 +445,8 @@ func (r HerdResults) PrimitiveSpread(p HerdPrimitive, v HerdVariant, n int, m He
 
 // roundOrder is the order of round r: the variants and the baseline,
 // rotated by r, so that each takes every position in turn.
-func roundOrder(variants []HerdVariant, r int) []HerdVariant {
-	return rotate(append(slices.Clone(variants), HerdNone), r)
+func roundOrder(variants []Variant, r int) []Variant {
+	return rotate(append(slices.Clone(variants), None), r)
 }
 
 // rotate returns list rotated left by r.
@@ -454,8 +457,8 @@ func rotate[T any](list []T, r int) []T {
 
 // herdRun is what the phases of one experiment share.
 type herdRun struct {
-	x       HerdExperiment
-	res     *HerdResults
+	x       Experiment
+	res     *Results
 	by      *bystanders
 	admin   *zk.Conn // deletes what each cell leaves
 	dir     string   // the run's directory
@@ -473,30 +476,30 @@ func (h *herdRun) progress(format string, args ...any) {
 
 // record adds a finished cell to the results, deletes its directory and
 // says how far the experiment is.
-func (h *herdRun) record(cell HerdCell, dir string) {
+func (h *herdRun) record(cell Cell, dir string) {
 	h.res.Cells = append(h.res.Cells, cell)
 	deleteTreeQuietly(h.admin, dir)
 	h.done++
 	eta := time.Duration(float64(time.Since(h.started)) / float64(h.done) * float64(h.total-h.done)).Round(time.Second)
 	what := string(cell.Variant)
-	if p := cell.primitive(); p != HerdMutex {
+	if p := cell.primitive(); p != Mutex {
 		what = string(p) + " " + what
 	}
 	h.progress("%3d/%d N=%-4d round %d %-18s %s (about %v left)", h.done, h.total, cell.Clients, cell.Round, what, cellSummary(cell), eta)
 }
 
-// RunHerdExperiment runs x on the ensemble at x.Addrs. A cell that fails
+// Run runs x on the ensemble at x.Addrs. A cell that fails
 // (a lock's error, a driver missing) is recorded with its Err and the
 // experiment goes on; errors that leave nothing to measure (no connection)
 // end it.
-func RunHerdExperiment(ctx context.Context, x HerdExperiment) (HerdResults, error) {
+func Run(ctx context.Context, x Experiment) (Results, error) {
 	x, err := x.withDefaults()
 	if err != nil {
-		return HerdResults{}, err
+		return Results{}, err
 	}
-	mutex := slices.Contains(x.Primitives, HerdMutex)
-	beyond := slices.DeleteFunc(slices.Clone(x.Primitives), func(p HerdPrimitive) bool { return p == HerdMutex })
-	res := HerdResults{Rounds: x.Rounds, Duration: x.Duration, Bystanders: x.Bystanders, BystanderRate: x.BystanderRate,
+	mutex := slices.Contains(x.Primitives, Mutex)
+	beyond := slices.DeleteFunc(slices.Clone(x.Primitives), func(p Primitive) bool { return p == Mutex })
+	res := Results{Rounds: x.Rounds, Duration: x.Duration, Bystanders: x.Bystanders, BystanderRate: x.BystanderRate,
 		Servers: len(x.Addrs), SessionTimeout: x.SessionTimeout}
 	h := &herdRun{x: x, res: &res, started: time.Now()}
 	if mutex {
@@ -540,8 +543,8 @@ func (h *herdRun) runMutex(ctx context.Context) error {
 		h.progress("N=%d: connecting %d sessions", n, n)
 		clients, err := connectHerd(ctx, x, x.Addrs, n)
 		var sessions herdSessions
-		if err == nil && slices.Contains(x.Variants, HerdCurator) {
-			sessions.start(ctx, h, HerdCurator, x.Addrs, n)
+		if err == nil && slices.Contains(x.Variants, Curator) {
+			sessions.start(ctx, h, Curator, x.Addrs, n)
 		}
 		for r := range x.Rounds {
 			for _, v := range roundOrder(x.Variants, r) {
@@ -549,7 +552,7 @@ func (h *herdRun) runMutex(ctx context.Context) error {
 					break
 				}
 				dir := fmt.Sprintf("%s/n%d-r%d-%s", h.dir, n, r, dirName(v))
-				err = h.cell(ctx, x, &sessions, clients, herdCellSpec{primitive: HerdMutex, variant: v}, n, r, dir)
+				err = h.cell(ctx, x, &sessions, clients, herdCellSpec{primitive: Mutex, variant: v}, n, r, dir)
 			}
 		}
 		closeHerd(clients)
@@ -565,7 +568,7 @@ func (h *herdRun) runMutex(ctx context.Context) error {
 // the rounds of every primitive in every implementation, the
 // implementations' order rotating from round to round. Every contender
 // connects through counting proxies, one in front of each server.
-func (h *herdRun) runBeyond(ctx context.Context, primitives []HerdPrimitive) error {
+func (h *herdRun) runBeyond(ctx context.Context, primitives []Primitive) error {
 	x := h.x
 	x.Duration = x.PrimitiveDuration
 	proxies, err := startHerdProxies(ctx, x.Addrs)
@@ -575,13 +578,13 @@ func (h *herdRun) runBeyond(ctx context.Context, primitives []HerdPrimitive) err
 	defer proxies.close()
 	for _, n := range x.PrimitiveClients {
 		var clients []*herdClient
-		if slices.Contains(x.Implementations, HerdRecipe) {
+		if slices.Contains(x.Implementations, Recipe) {
 			h.progress("N=%d: connecting %d sessions through the counting proxies", n, n)
 			clients, err = connectHerd(ctx, x, proxies.addrs(), n)
 		}
 		var sessions herdSessions
 		for _, v := range x.Implementations {
-			if err == nil && v != HerdRecipe {
+			if err == nil && v != Recipe {
 				sessions.start(ctx, h, v, proxies.addrs(), n)
 			}
 		}
@@ -607,7 +610,7 @@ func (h *herdRun) runBeyond(ctx context.Context, primitives []HerdPrimitive) err
 
 // cell runs spec's cell of round r with n clients on dir and records it; it
 // returns an error when ctx is done, which ends the experiment.
-func (h *herdRun) cell(ctx context.Context, x HerdExperiment, sessions *herdSessions, clients []*herdClient, spec herdCellSpec, n, r int, dir string) error {
+func (h *herdRun) cell(ctx context.Context, x Experiment, sessions *herdSessions, clients []*herdClient, spec herdCellSpec, n, r int, dir string) error {
 	cell, err := sessions.runCell(ctx, h, x, clients, spec, dir)
 	if err != nil {
 		cell.Err = err.Error()
@@ -623,15 +626,15 @@ func (h *herdRun) cell(ctx context.Context, x HerdExperiment, sessions *herdSess
 // herdSessions are the drivers running for one N, by implementation, and
 // why those that are not did not start.
 type herdSessions struct {
-	running map[HerdVariant]*driverSession
-	failed  map[HerdVariant]error
+	running map[Variant]*driverSession
+	failed  map[Variant]error
 }
 
 // start starts v's driver with n sessions on addrs; a failure is kept for
 // the cells, which then have no data.
-func (s *herdSessions) start(ctx context.Context, h *herdRun, v HerdVariant, addrs []string, n int) {
+func (s *herdSessions) start(ctx context.Context, h *herdRun, v Variant, addrs []string, n int) {
 	if s.running == nil {
-		s.running, s.failed = map[HerdVariant]*driverSession{}, map[HerdVariant]error{}
+		s.running, s.failed = map[Variant]*driverSession{}, map[Variant]error{}
 	}
 	d, err := h.drivers.get(ctx, v)
 	if err == nil {
@@ -645,16 +648,16 @@ func (s *herdSessions) start(ctx context.Context, h *herdRun, v HerdVariant, add
 
 // runCell runs one cell of x: spec's Go lock or recipe on clients, or a
 // driver.
-func (s *herdSessions) runCell(ctx context.Context, h *herdRun, x HerdExperiment, clients []*herdClient, spec herdCellSpec, dir string) (HerdCell, error) {
+func (s *herdSessions) runCell(ctx context.Context, h *herdRun, x Experiment, clients []*herdClient, spec herdCellSpec, dir string) (Cell, error) {
 	switch spec.variant {
-	case HerdCurator, HerdKazoo:
+	case Curator, Kazoo:
 		if session := s.running[spec.variant]; session != nil {
 			return runDriverCell(ctx, x, session, h.by, spec, dir)
 		}
 		if err := s.failed[spec.variant]; err != nil {
-			return HerdCell{}, err
+			return Cell{}, err
 		}
-		return HerdCell{}, fmt.Errorf("herd: the %s driver did not start", spec.variant)
+		return Cell{}, fmt.Errorf("herd: the %s driver did not start", spec.variant)
 	}
 	return runGoCell(ctx, x, clients, h.by, spec, dir)
 }
@@ -668,13 +671,13 @@ func (s *herdSessions) close() {
 // herdDrivers makes each driver once, on first use, and keeps why one could
 // not be made.
 type herdDrivers struct {
-	made map[HerdVariant]*herdDriver
-	errs map[HerdVariant]error
+	made map[Variant]*herdDriver
+	errs map[Variant]error
 }
 
-func (d *herdDrivers) get(ctx context.Context, v HerdVariant) (*herdDriver, error) {
+func (d *herdDrivers) get(ctx context.Context, v Variant) (*herdDriver, error) {
 	if d.made == nil {
-		d.made, d.errs = map[HerdVariant]*herdDriver{}, map[HerdVariant]error{}
+		d.made, d.errs = map[Variant]*herdDriver{}, map[Variant]error{}
 	}
 	if drv, ok := d.made[v]; ok {
 		return drv, d.errs[v]
@@ -682,9 +685,9 @@ func (d *herdDrivers) get(ctx context.Context, v HerdVariant) (*herdDriver, erro
 	var drv *herdDriver
 	var err error
 	switch v {
-	case HerdCurator:
+	case Curator:
 		drv, err = newCuratorDriver(ctx)
-	case HerdKazoo:
+	case Kazoo:
 		drv, err = newKazooDriver(ctx)
 	default:
 		err = fmt.Errorf("herd: %s has no driver", v)
@@ -702,15 +705,15 @@ func (d *herdDrivers) close() {
 }
 
 // cellSummary is a cell's progress line.
-func cellSummary(c HerdCell) string {
+func cellSummary(c Cell) string {
 	if c.Err != "" {
 		return "no data: " + c.Err
 	}
 	by := fmt.Sprintf("bystander p99 %.1fms", c.Value(MetricBystanderP99))
-	if c.Variant == HerdNone {
+	if c.Variant == None {
 		return by
 	}
-	if c.primitive() != HerdMutex {
+	if c.primitive() != Mutex {
 		return fmt.Sprintf("%.0f acq/s, %.2f requests/acquisition, %.2f wake-ups/release, %s", c.Value(MetricAcquisitionsPerSecond),
 			c.Value(MetricWireRequestsPerAcquisition), c.Value(MetricWakeupsPerRelease), by)
 	}
@@ -718,7 +721,7 @@ func cellSummary(c HerdCell) string {
 }
 
 // dirName turns a variant's name into a znode name.
-func dirName(v HerdVariant) string { return strings.ReplaceAll(string(v), ".", "-") }
+func dirName(v Variant) string { return strings.ReplaceAll(string(v), ".", "-") }
 
 // herdClient is one lock session of the experiment, counting the watch
 // notifications it receives and the requests it sends.
@@ -770,74 +773,47 @@ func (c herdConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (s
 	return node, err
 }
 
-// herdLocker is what the experiment needs of a lock.
-type herdLocker interface {
-	Lock(ctx context.Context) error
-	Unlock(ctx context.Context) error
-}
-
-// zkLock adapts go-zookeeper's zk.Lock, which takes no context: Lock
-// returns only when the lock is held or the connection fails, so its
-// waiters are drained, not cancelled, at the end of a cell.
-type zkLock struct{ lock *zk.Lock }
-
-func (l zkLock) Lock(context.Context) error   { return l.lock.Lock() }
-func (l zkLock) Unlock(context.Context) error { return l.lock.Unlock() }
-
-// semaphoreLocker is a recipe.Semaphore as a herdLocker.
-type semaphoreLocker struct{ s *recipe.Semaphore }
-
-func (l semaphoreLocker) Lock(ctx context.Context) error   { return l.s.Acquire(ctx) }
-func (l semaphoreLocker) Unlock(ctx context.Context) error { return l.s.Release(ctx) }
-
-// electionLocker is a recipe.Election as a herdLocker: Lock campaigns until
-// it leads, Unlock resigns.
-type electionLocker struct{ e *recipe.Election }
-
-func (l electionLocker) Lock(ctx context.Context) error   { return l.e.Campaign(ctx, nil) }
-func (l electionLocker) Unlock(ctx context.Context) error { return l.e.Resign(ctx) }
-
 // newHerdLocker makes spec's lock (or the recipe's primitive) on dir for
 // client c, the i-th; writes says whether it is a read-write lock's writer.
-func newHerdLocker(x HerdExperiment, spec herdCellSpec, c *herdClient, i int, dir string) (l herdLocker, writes bool, err error) {
+func newHerdLocker(x Experiment, spec herdCellSpec, c *herdClient, i int, dir string) (l lockers.Locker, writes bool, err error) {
 	path := spec.path(dir)
 	switch spec.primitive {
-	case HerdRWLock:
+	case RWLock:
 		rw := recipe.NewRWLock(c.conn, path)
 		if i%x.WriterEvery == 0 {
 			return rw.WriteLock(), true, nil
 		}
 		return rw.ReadLock(), false, nil
-	case HerdSemaphore:
-		return semaphoreLocker{recipe.NewSemaphore(c.conn, path, x.Leases)}, false, nil
-	case HerdElection:
-		return electionLocker{recipe.NewElection(c.conn, path)}, false, nil
+	case Semaphore:
+		return lockers.Semaphore(recipe.NewSemaphore(c.conn, path, x.Leases)), false, nil
+	case Election:
+		return lockers.Election(recipe.NewElection(c.conn, path), nil), false, nil
 	}
 	l, err = newMutex(spec.variant, c, path)
 	return l, false, err
 }
 
 // newMutex makes variant's lock on dir for client c.
-func newMutex(variant HerdVariant, c *herdClient, dir string) (herdLocker, error) {
+func newMutex(variant Variant, c *herdClient, dir string) (lockers.Locker, error) {
 	switch variant {
-	case HerdRecipe:
+	case Recipe:
 		return recipe.NewLock(herdConn{Conn: c.conn, client: c}, dir), nil
-	case HerdWatchParent:
+	case WatchParent:
 		return mutants.NewMutex(herdConn{Conn: c.conn, client: c}, dir, mutants.WatchParent, rand.Reader), nil
-	case HerdZKLock:
-		return zkLock{zk.NewLock(c.conn, dir, zk.WorldACL(zk.PermAll))}, nil
+	case ZKLock:
+		return lockers.ZKLock(zk.NewLock(c.conn, dir, zk.WorldACL(zk.PermAll))), nil
 	}
-	return nil, fmt.Errorf("herd: %q is not a Go lock (Go locks: %v)", variant, []HerdVariant{HerdRecipe, HerdWatchParent, HerdZKLock})
+	return nil, fmt.Errorf("herd: %q is not a Go lock (Go locks: %v)", variant, []Variant{Recipe, WatchParent, ZKLock})
 }
 
 // connectHerd opens n lock sessions and waits until each has its session.
 // It returns the clients opened so far on error too.
-func connectHerd(ctx context.Context, x HerdExperiment, addrs []string, n int) ([]*herdClient, error) {
+func connectHerd(ctx context.Context, x Experiment, addrs []string, n int) ([]*herdClient, error) {
 	clients := make([]*herdClient, 0, n)
 	for i := range n {
 		c := &herdClient{own: map[string]bool{}}
 		conn, _, err := zk.Connect(addrs, x.SessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quietZKLogger{}),
-			zk.WithEventCallback(c.onEvent), zk.WithDialer(countingDialer(&c.requests)))
+			zk.WithEventCallback(c.onEvent), zk.WithDialer(realzk.CountingDialer(&c.requests)))
 		if err != nil {
 			return clients, fmt.Errorf("herd: connect client %d to %v: %w", i, addrs, err)
 		}
@@ -897,14 +873,14 @@ func (h *handoffs) releasing(now time.Time) {
 	h.lastRelease = now
 }
 
-func (h *handoffs) fill(c *HerdCell) {
+func (h *handoffs) fill(c *Cell) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c.setHandoffs(h.samples)
 }
 
 // setHandoffs fills in the cell's handoff count and percentiles from samples.
-func (c *HerdCell) setHandoffs(samples []time.Duration) {
+func (c *Cell) setHandoffs(samples []time.Duration) {
 	c.Handoffs, c.HandoffP50, c.HandoffP99 = len(samples), Percentile(samples, 50), Percentile(samples, 99)
 }
 
@@ -912,10 +888,10 @@ func (c *HerdCell) setHandoffs(samples []time.Duration) {
 // with every client on dir for x.Duration: each client loops Lock, Unlock
 // with zero hold time. Figures are taken at the end of the cell; then the
 // recipe's and watch-parent's waiters are cancelled and zk.Lock's drained.
-func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by *bystanders, spec herdCellSpec, dir string) (HerdCell, error) {
+func runGoCell(ctx context.Context, x Experiment, clients []*herdClient, by *bystanders, spec herdCellSpec, dir string) (Cell, error) {
 	variant := spec.variant
-	cell := HerdCell{Primitive: spec.primitive, Variant: variant, Clients: len(clients), Notifications: -1, Requests: -1}
-	if variant == HerdNone {
+	cell := Cell{Primitive: spec.primitive, Variant: variant, Clients: len(clients), Notifications: -1, Requests: -1}
+	if variant == None {
 		load := startServerLoad(ctx, x.Addrs)
 		window := by.begin()
 		start := time.Now()
@@ -931,11 +907,11 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 		return cell, err
 	}
 	var notifications, requests, acquisitions, releases, writeAcquisitions, writeReleases atomic.Int64
-	lockers := make([]herdLocker, len(clients))
+	locks := make([]lockers.Locker, len(clients))
 	writers := make([]bool, len(clients))
 	for i, c := range clients {
 		var err error
-		if lockers[i], writers[i], err = newHerdLocker(x, spec, c, i, dir); err != nil {
+		if locks[i], writers[i], err = newHerdLocker(x, spec, c, i, dir); err != nil {
 			return cell, err
 		}
 		c.sink.Store(&notifications)
@@ -966,7 +942,7 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 	wire := spec.proxies.counts()
 	start := time.Now()
 	deadline := start.Add(x.Duration)
-	for i, l := range lockers {
+	for i, l := range locks {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				if err := l.Lock(lockCtx); err != nil {
@@ -1014,10 +990,10 @@ func runGoCell(ctx context.Context, x HerdExperiment, clients []*herdClient, by 
 	cell.Notifications, cell.Requests = notifications.Load(), requests.Load()
 	cell.Server = load.end(ctx)
 	cell.Bystanders = by.end(window)
-	if spec.primitive == HerdMutex {
+	if spec.primitive == Mutex {
 		hand.fill(&cell)
 	}
-	if variant != HerdZKLock {
+	if variant != ZKLock {
 		cancelLocks()
 	}
 	select {

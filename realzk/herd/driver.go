@@ -1,4 +1,4 @@
-package realzk
+package herd
 
 import (
 	"bufio"
@@ -208,7 +208,7 @@ func parseDriverDone(line string) (driverRun, error) {
 
 // run has the driver's sessions contend for primitive on path for d; param is the
 // primitive's (the read-write lock's writer spacing, the semaphore's leases).
-func (s *driverSession) run(ctx context.Context, primitive HerdPrimitive, path string, d time.Duration, param int) (driverRun, error) {
+func (s *driverSession) run(ctx context.Context, primitive Primitive, path string, d time.Duration, param int) (driverRun, error) {
 	if _, err := fmt.Fprintf(s.stdin, "run %s %s %d %d\n", primitive, path, d.Milliseconds(), param); err != nil {
 		return driverRun{}, fmt.Errorf("herd: %s driver: send run: %w", s.name, err)
 	}
@@ -285,8 +285,8 @@ func (t *tailBuffer) String() string {
 // servers' load, the bystanders' figures and the proxies' counts are taken at the end of
 // the cell, the driver's when its sessions have stopped (waiters time out at the end of
 // the cell and leave).
-func runDriverCell(ctx context.Context, x HerdExperiment, s *driverSession, by *bystanders, spec herdCellSpec, dir string) (HerdCell, error) {
-	cell := HerdCell{Primitive: spec.primitive, Variant: spec.variant, Clients: -1, Notifications: -1, Requests: -1}
+func runDriverCell(ctx context.Context, x Experiment, s *driverSession, by *bystanders, spec herdCellSpec, dir string) (Cell, error) {
+	cell := Cell{Primitive: spec.primitive, Variant: spec.variant, Clients: -1, Notifications: -1, Requests: -1}
 	type result struct {
 		r   driverRun
 		err error

@@ -1,4 +1,4 @@
-package realzk
+package herd
 
 import (
 	"math"

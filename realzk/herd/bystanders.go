@@ -1,4 +1,4 @@
-package realzk
+package herd
 
 import (
 	"context"
@@ -49,7 +49,7 @@ type bystanderSink struct {
 
 // startBystanders connects x.Bystanders sessions, gives each a node under
 // dir, and starts their load; nothing is recorded until begin.
-func startBystanders(ctx context.Context, x HerdExperiment, dir string) (*bystanders, error) {
+func startBystanders(ctx context.Context, x Experiment, dir string) (*bystanders, error) {
 	b := &bystanders{stop: make(chan struct{})}
 	onEvent := func(ev zk.Event) {
 		if ev.Type == zk.EventNodeDataChanged || ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNodeCreated {

@@ -160,7 +160,7 @@ func TestReadFrame(t *testing.T) {
 // recordedFrames returns the frames of the sessions recorded on a real server (model/testdata/wire), the
 // client's and the server's.
 func recordedFrames(t testing.TB) (client, server [][]byte) {
-	paths, err := filepath.Glob("../testdata/wire/*.rec")
+	paths, err := filepath.Glob("../model/testdata/wire/*.rec")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no recordings in model/testdata/wire (%v)", err)
 	}
