@@ -126,6 +126,9 @@ func TestPrimitiveMutantsAreCaughtByTheirProperty(t *testing.T) {
 				if p == Semaphore {
 					header += fmt.Sprintf("leases: %d\n", cfg.Leases)
 				}
+				if out.seed != 0 {
+					header += fmt.Sprintf("run-seed: %d\n", out.seed)
+				}
 				if !strings.Contains(text, header+"property: ") {
 					t.Fatalf("the trace's header does not name the primitive after the deadline:\n%s", text[:strings.Index(text, "decisions:")])
 				}
