@@ -273,7 +273,7 @@ type Report struct {
 	Variant   string         // the Config's Name (String shows it)
 	Runs      int            // interleavings explored (including those rapid ran while shrinking)
 	Failed    bool           // a property was violated
-	Property  string         // which one: "safety", "fenced-register", "fencing", "token-order", "liveness", "no-herd", "hygiene", or a reachability property ("readers-share", "leases-share")
+	Property  string         // which one: "safety", "fenced-register", "fencing", "token-order", "told-when-lost", "no-herd", "liveness", "hygiene", or a reachability property ("readers-share", "leases-share")
 	Verdict   string         // the violation, in a sentence
 	Trace     string         // the shrunk failing trace's path, if any
 	FirstFail time.Duration  // wall time from the start to the first failing run
@@ -339,22 +339,26 @@ func isFault(kind string) bool {
 }
 
 // RandFor returns a deterministic random stream for a checked client's connection, keyed by the client's
-// number, for Factories whose lock needs randomness (recipe.WithRandom): a model connection (by its
-// ClientID), or a *zk.Conn that RunZK connected to the model. On any other connection (a real *zk.Conn on a
+// number and the run's seed (which the run's decisions draw, and its trace records), for Factories
+// whose lock needs randomness (recipe.WithRandom): a model connection (by its ClientID), or a *zk.Conn that
+// RunZK connected to the model. So node names differ from run to run, in every order, and replay the same. On any other connection (a real *zk.Conn on a
 // real ensemble) it returns crypto/rand's reader: ids there must differ between processes, and replay does
 // not apply.
 func RandFor(conn recipe.Conn) io.Reader {
-	id := 0
+	var (
+		id   int
+		seed uint64
+	)
 	switch c := conn.(type) {
 	case *model.Conn:
-		id = c.ClientID()
+		id, seed = c.ClientID(), runSeedOf(c)
 	case *zk.Conn:
-		id = wireClientID(c)
+		id, seed = wireClientID(c), runSeedOf(c)
 	}
 	if id == 0 {
 		return crand.Reader
 	}
-	return &randReader{r: rand.New(rand.NewPCG(uint64(id), 0x7a6b6d6f64656c))}
+	return &randReader{r: rand.New(rand.NewPCG(uint64(id), 0x7a6b6d6f64656c^seed))}
 }
 
 type randReader struct{ r *rand.Rand }

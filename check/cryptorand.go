@@ -11,9 +11,9 @@ import (
 
 // go-zookeeper's CreateProtectedEphemeralSequential (zk.Lock uses it) names its nodes from crypto/rand.Reader;
 // with the real one no run of such a lock would replay. While RunZK's runs are under way, crypto/rand.Reader
-// is a dispatcher that gives each run a stream of its own, fixed by a constant seed: with one run at a time,
-// every read is that run's (the scheduler lets one client act at a time, so the clients read their stream in
-// a fixed order); with several workers' runs at once, a read is the run's whose client goroutine (or
+// is a dispatcher that gives each run a stream of its own, fixed by the run's seed: with one run at a
+// time, every read is that run's (the scheduler lets one client act at a time, so the clients read their
+// stream in a fixed order); with several workers' runs at once, a read is the run's whose client goroutine (or
 // scheduler) makes it, and a read by a goroutine no run started gets real randomness. When the last run
 // ends, the real Reader is put back.
 
@@ -57,10 +57,11 @@ func (dispatchReader) Read(p []byte) (int, error) {
 	return rr.Read(p)
 }
 
-// deterministicCryptoRand gives the run its stream of crypto/rand (installing the dispatcher if no run has
-// it), registers the calling goroutine as the run's, and returns what ends the run's use of it.
-func deterministicCryptoRand() (*runRand, func()) {
-	rr := &runRand{r: randReader{r: rand.New(rand.NewPCG(0x63727970746f, 0x7a6b6d6f64656c))}}
+// deterministicCryptoRand gives the run its stream of crypto/rand, seeded by the run's seed (installing the
+// dispatcher if no run has it), registers the calling goroutine as the run's, and returns what ends the run's
+// use of it.
+func deterministicCryptoRand(seed uint64) (*runRand, func()) {
+	rr := &runRand{r: randReader{r: rand.New(rand.NewPCG(0x63727970746f, 0x7a6b6d6f64656c^seed))}}
 	cryptoRuns.Lock()
 	if cryptoRuns.active == nil {
 		cryptoRuns.active, cryptoRuns.byG = map[*runRand]int{}, map[uint64]*runRand{}

@@ -79,13 +79,27 @@
 //     is admitted by the register. A refused valid holder means its token did not exceed an earlier
 //     holder's: tokens that do not grow from one holder to the next (a session id, a per-client counter)
 //     would shut the rightful holder out, which the register property alone cannot see.
+//   - told-when-lost: a holder whose hold was lost — its session expired, or a node its Lock call created was
+//     deleted by another client — must see its Locker's Lost() close within 20s of virtual time (the clock
+//     runs only when no step is pending, so by then every message that could tell it has arrived). It is
+//     asked after Lock returns, before its critical section, and again before Unlock; the client waits for
+//     it meanwhile. A Locker without Lost() (or whose Lost() is nil) is not asked: it is judged as before,
+//     by the fence alone.
 //   - no-herd: a change wakes at most one waiter (a notification counts when it reaches a client inside a
 //     Lock call, for a watch that call set, not on the client's own lock node, and not the client that made
 //     the change).
 //   - liveness: after the drain, no client is still blocked in Lock. The verdict says, per blocked client,
 //     what it waits on: a watch on a node that still exists (and whether its owner is blocked too), a watch
 //     on a node already gone, a watch that fired already, or no watch at all.
-//   - hygiene: when every client is done, no lock node is left.
+//   - hygiene: when every client is done, no node a client created is left, ephemeral or persistent, except
+//     the recipe's structure: a node something was created under, or a plain create's path asked for more
+//     than once (a semaphore's leases and locks directories). Every ephemeral node under the lock's
+//     directory counts too.
+//
+// Each run first draws a seed from its decider (rapid's draw; the exhaustive search draws none, seed 0):
+// RandFor's streams are seeded by it and the client's number, so node ids, and the order of names, vary from
+// run to run; a semaphore holder's hold time (0 to 8 "cs-hold" steps the scheduler takes) comes from it too.
+// The trace records it ("run-seed:"), and replay takes it from there.
 //
 // # Primitives beyond the mutex
 //
@@ -111,17 +125,15 @@
 //     porcupine checks the history against a counting semaphore (at most Leases valid holds at once).
 //     fencing: each lease's token exceeds that of every valid hold that had ended before its Lock call, so
 //     that whatever a lease fences can tell a later lease from an earlier one. no-herd as for the mutex: a
-//     released lease wakes at most one waiter. leases-share, a property of all the runs like readers-share:
-//     some run must have every lease held at once.
+//     released lease wakes at most one waiter. Each holder keeps its lease for 0 to 8 "cs-hold" steps drawn
+//     from the run's seed, so that Leases+1 holders at once are reachable. leases-share, a property of all
+//     the runs like readers-share: some run must have every lease held at once.
 //   - Election: Lock campaigns until the client leads, Unlock resigns (NewElectionLocker adapts a Candidate
 //     such as recipe.Election; ElectionRecipe is the product's). A leader's critical section is the mutex's
 //     fenced read-modify-write. safety: at most one valid leader at a time (the mutex's porcupine model);
 //     fenced-register and fencing as for the mutex (every fenced write of a valid leader admitted);
 //     token-order: each leader's token above every earlier leader's; no-herd: a leader's end wakes one
 //     candidate; liveness: after the faults stop, nobody is left campaigning, so someone led.
-//
-// For every primitive but the mutex, the hygiene property counts ephemeral nodes only, so that a recipe's
-// persistent directories (a semaphore's leases and locks) are not leftovers.
 //
 // The exhaustive mode judges the per-run properties of every primitive, and a reachability property over
 // the whole bound when it is exhausted; make prove searches the mutex and its mutants only.
@@ -153,18 +165,20 @@
 //
 // # Mutants
 //
-// The checker's own tests (make check, make prove) explore the product's recipe and seven deliberately
-// broken locks (package internal/mutants, outside the checker's API), one classic bug each, then the
-// read-write lock and three broken ones (a reader that waits behind a reader: readers-share; a writer that
-// ignores the read nodes below it: safety, or fencing when the reader it jumped holds after it; a reader
-// that holds when its watched write node goes without listing again: safety), the semaphore and four broken
-// ones (waiters that watch the leases themselves: no-herd; a count from a listing taken before the own
-// create: safety or liveness; a wait on an exists watch of the leases directory, which no lease fires:
-// liveness; the own lease counted twice: leases-share), and the election and four broken ones (a candidate
-// that leads when the directory was empty before its create: safety or token-order; candidates that watch
-// the leader: no-herd; a leader that ignores its session's loss: fenced-register; the session id as token:
-// token-order or fencing); `make check` runs them all
-// (TestCheckAll) and requires the recipes to pass and every mutant to be caught.
+// The checker's own tests (make check, make prove) explore the product's recipe and nine deliberately
+// broken locks (package internal/mutants, outside the checker's API), one classic bug each (among them a
+// persistent record a failed Lock leaves behind: hygiene; a holder never told it lost: told-when-lost),
+// then the read-write lock and three broken ones (a reader that waits behind a reader: readers-share; a
+// writer that ignores the read nodes below it: safety, or fencing when the reader it jumped holds after it;
+// a reader that holds when its watched write node goes without listing again: safety), the semaphore and
+// five broken ones (waiters that watch the leases themselves: no-herd; a count from a listing taken before
+// the own create: safety or liveness; a wait on an exists watch of the leases directory, which no lease
+// fires: liveness; the own lease counted twice: leases-share; the own lease not counted: safety, three
+// holders of two leases), and the election and four broken ones (a candidate that leads when the directory
+// was empty before its create: safety or token-order; candidates that watch the leader: no-herd; a leader
+// that ignores its session's loss: fenced-register or told-when-lost; the session id as token: token-order
+// or fencing); `make check` runs them all (TestCheckAll) and requires the recipes to pass and every mutant
+// to be caught.
 //
 // # Real ensembles
 //

@@ -82,7 +82,7 @@ func ExampleParseTrace() {
 	fmt.Println("decisions:", tr.Decisions)
 	// Output:
 	// mutant-b-ignore-gone on model clients: liveness
-	// decisions: [apply c1 deliver c1]
+	// decisions: [expire c1 expire c2]
 }
 
 // ExampleReport_String shows a Report as %v prints it: one line.

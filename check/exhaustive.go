@@ -82,7 +82,7 @@ var sharedKinds = map[string]bool{"apply": true, "reconnect": true}
 var visibleKinds = map[string]bool{
 	"lock": true, "lock-ok": true, "lock-err": true, "unlock": true, "unlock-ok": true, "unlock-err": true,
 	"cs-read": true, "cs-refused": true, "cs-value": true, "cs-abort": true, "cs-write": true, "cancelled": true,
-	"model:expire": true,
+	"model:expire": true, "told-lost": true, "not-told": true,
 }
 
 // independent reports whether decisions a and b, with the effects they had, commute.

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -125,6 +126,9 @@ func TestPrimitiveMutantsAreCaughtByTheirProperty(t *testing.T) {
 				if p == Semaphore {
 					header += fmt.Sprintf("leases: %d\n", cfg.Leases)
 				}
+				if out.seed != 0 {
+					header += fmt.Sprintf("run-seed: %d\n", out.seed)
+				}
 				if !strings.Contains(text, header+"property: ") {
 					t.Fatalf("the trace's header does not name the primitive after the deadline:\n%s", text[:strings.Index(text, "decisions:")])
 				}
@@ -194,3 +198,64 @@ func TestHelperNeverShares(t *testing.T) {
 	cfg.Checks, cfg.TraceDir = 60, dir
 	Run(t, v.Factory, cfg)
 }
+
+// TestToldWhenLost: a holder whose session expired is told through Lost() (the recipe: a "told-lost" event,
+// and no property broken), one that is never told breaks told-when-lost (mutant i), and a Locker without
+// Lost() is not asked (the recipe behind a wrapper that hides it: no event either way).
+func TestToldWhenLost(t *testing.T) {
+	never, err := VariantByName("mutant-i-never-told")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Name: "told", Faults: FaultExpire | FaultDisconnect | FaultAdvance}.withDefaults()
+	hidden := func(conn recipe.Conn, path string) Locker { return noLost{Recipe(conn, path)} }
+	found := map[string]bool{}
+	for seed := uint64(1); seed <= 300 && len(found) < 3; seed++ {
+		for name, f := range map[string]Factory{"recipe": Recipe, "never": never.Factory, "hidden": hidden} {
+			var out *outcome
+			synctest.Test(t, func(t *testing.T) {
+				out = execute(f, cfg, seededDecider{rand.New(rand.NewPCG(seed, 5))})
+			})
+			text := out.historyText()
+			told, notTold := strings.Contains(text, " told-lost "), strings.Contains(text, " not-told ")
+			switch name {
+			case "recipe":
+				if out.failed() || notTold {
+					t.Fatalf("seed %d: the recipe: %s violated: %s", seed, out.property, out.verdict)
+				}
+				if told {
+					found[name] = true
+				}
+			case "never":
+				if told {
+					t.Fatalf("seed %d: mutant i was told:\n%s", seed, text)
+				}
+				if notTold {
+					if out.property != "told-when-lost" {
+						t.Fatalf("seed %d: mutant i not told, but the verdict is %q: %s", seed, out.property, out.verdict)
+					}
+					found[name] = true
+				}
+			case "hidden":
+				if told || notTold {
+					t.Fatalf("seed %d: a Locker without Lost() was asked:\n%s", seed, text)
+				}
+				if strings.Contains(text, "model:expire") {
+					found[name] = true
+				}
+			}
+		}
+	}
+	for _, name := range []string{"recipe", "never", "hidden"} {
+		if !found[name] {
+			t.Errorf("%s: no run of 300 showed it (told, not told, or an expiry unasked)", name)
+		}
+	}
+}
+
+// noLost hides a Locker's Lost().
+type noLost struct{ l Locker }
+
+func (n noLost) Lock(ctx context.Context) error   { return n.l.Lock(ctx) }
+func (n noLost) Unlock(ctx context.Context) error { return n.l.Unlock(ctx) }
+func (n noLost) Token() int64                     { return n.l.Token() }

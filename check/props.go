@@ -129,6 +129,10 @@ func (o *outcome) evaluateRest(prim Primitive, stuck []int, leftovers []string) 
 		o.property, o.verdict = "fencing", v
 		return
 	}
+	if v := toldWhenLost(o.history); v != "" {
+		o.property, o.verdict = "told-when-lost", v
+		return
+	}
 	if v := herd(o.history, prim); v != "" {
 		o.property, o.verdict = "no-herd", v
 		return
@@ -141,10 +145,10 @@ func (o *outcome) evaluateRest(prim Primitive, stuck []int, leftovers []string) 
 	if len(leftovers) > 0 {
 		what := "lock nodes" // a mutex's words, as its traces have them
 		if prim != Mutex {
-			what = "ephemeral nodes"
+			what = "nodes"
 		}
 		o.property = "hygiene"
-		o.verdict = fmt.Sprintf("every client was done, but %s were left behind: %s", what, strings.Join(leftovers, ", "))
+		o.verdict = fmt.Sprintf("every client was done, but %s its clients created were left behind: %s", what, strings.Join(leftovers, ", "))
 	}
 }
 
@@ -280,6 +284,23 @@ func fencing(h []*event) string {
 			}
 			return fmt.Sprintf("the register refused c%d's %s at step %d although c%d held the lock validly (since step %d, token %d) and had not been told of loss: c%d's %s at step %d had used token %d; each holder's token must exceed every earlier holder's",
 				e.client, access, e.step, e.client, v.begin, v.token, maxClient, by, maxStep, maxToken)
+		}
+	}
+	return ""
+}
+
+// toldWhenLost reports a holder that lost its hold — its session expired, or a node its Lock call created
+// was deleted by another client — and whose Locker's Lost() was still open lostBound later, with nothing
+// else left to happen (see toldOfLoss): after Lock returned, it then entered its critical section unaware;
+// before Unlock, it held on unaware. Lockers without Lost() are not asked, and nothing after the run's
+// shutdown counts.
+func toldWhenLost(h []*event) string {
+	for _, e := range h {
+		if e.kind == "shutdown" {
+			break
+		}
+		if e.kind == "not-told" {
+			return fmt.Sprintf("c%d was %s (step %d): a holder must be told of loss, through Lost(), within %s of virtual time", e.client, e.text, e.step, lostBound)
 		}
 	}
 	return ""

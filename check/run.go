@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,6 +128,17 @@ type run struct {
 	progressBuf, faultBuf []choice // list's buffers
 	wg                    sync.WaitGroup
 	rand                  *runRand // the run's crypto/rand stream (RunZK's runs), which its goroutines read
+	seed                  uint64   // the run's seed, drawn by the decider (see runSeeder)
+}
+
+// runSeeder is a decider that draws the run's seed before anything else. RandFor's streams (and, for RunZK,
+// crypto/rand's) are seeded by it and the client's number, so that the names of the recipes' nodes, and so
+// their order by name, vary from run to run, and stay the same for the same decisions; a semaphore holder's
+// hold time is drawn from it too (see holdSteps). The seed is recorded in the trace ("run-seed:"), and replay
+// takes it from there. A decider that draws none (the exhaustive search's) gives seed 0: the same ids in
+// every run and no hold, as before runs had seeds.
+type runSeeder interface {
+	runSeed() uint64
 }
 
 // react records what a client did, as a reaction to the current step.
@@ -174,8 +186,9 @@ type outcome struct {
 	verdict    string
 	lockOps    []lockOp
 	dump       string
-	shared     bool // the run reached the primitive's sharing: two readers, or Leases holders, at once
-	pruned     bool // partial-order reduction cut the run short: it is not judged
+	shared     bool   // the run reached the primitive's sharing: two readers, or Leases holders, at once
+	pruned     bool   // partial-order reduction cut the run short: it is not judged
+	seed       uint64 // the run's seed (see runSeeder); 0: node ids as before runs had seeds
 }
 
 func (o *outcome) failed() bool { return o.property != "" }
@@ -205,6 +218,11 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 		r.add(phase, e, nil)
 	}))...)
 	out := &outcome{clientKind: kind.name}
+	if s, ok := d.(runSeeder); ok {
+		r.seed = s.runSeed()
+		out.seed = r.seed
+	}
+	defer forgetRunSeeds(r)
 	if b, ok := d.(interface{ bind(*run) }); ok {
 		b.bind(r) // the exhaustive search reads what each decision did
 	}
@@ -215,7 +233,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 	}
 	if kind.name == wireKind {
 		var done func()
-		r.rand, done = deterministicCryptoRand()
+		r.rand, done = deterministicCryptoRand(r.seed)
 		defer done()
 	}
 	// One client at a time, each until it is quiet: what they do at the start reads shared sources (such as
@@ -236,7 +254,6 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 	err := r.schedule(d)
 	stuck := r.stuckClients()
 	out.dump = r.srv.Dump()
-	leftovers := lockNodes(out.dump)
 	r.shutdown()
 	out.decisions, out.explored = r.decisions, r.explored
 	out.history = r.orderedHistory()
@@ -246,7 +263,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 	case err != nil:
 		out.property, out.verdict = "replay", err.Error()
 	default:
-		out.evaluate(r, stuck, leftovers)
+		out.evaluate(r, stuck, leftoverNodes(out.history, out.dump))
 	}
 	return out
 }
@@ -260,6 +277,10 @@ func (r *run) setup(kind clients) error {
 			return fmt.Errorf("connecting client %d: %w", i+1, err)
 		}
 		c := &client{id: id, conn: conn, reqs: make(chan regRequest, 1)}
+		if r.seed != 0 {
+			c.holds = rand.New(rand.NewPCG(r.seed, uint64(id)))
+		}
+		rememberRunSeed(conn, r.seed)
 		r.mu.Lock()
 		r.clients = append(r.clients, c)
 		r.byID[c.id] = c
@@ -470,19 +491,103 @@ var recordKinds = func() map[string]string {
 	return m
 }()
 
-// lockNodes lists the ephemeral nodes under lockDir in a model Dump: what a recipe's clients leave behind.
-// Persistent nodes (a semaphore's leases and locks directories) are the recipe's own structure.
-func lockNodes(dump string) []string {
+// leftoverNodes lists the nodes of a model Dump that a client's Lock call left behind, in the Dump's order:
+// every ephemeral node under lockDir, and every node, ephemeral or persistent, that a client created (a
+// create applied for it in the history, before the run's shutdown) unless it is the recipe's own structure.
+// A node is structure when some client created a node under it (a semaphore's leases and locks directories),
+// or when its path is not the call's own: a plain (not sequential) create of the same path was applied more
+// than once, for one client or several (each Lock call creating the directories it needs). Every other node
+// a call created is that call's, and must not outlive it: once every client is done, each Lock call has
+// returned and each hold has been released, so whatever is left outlived the call that made it.
+func leftoverNodes(h []*event, dump string) []string {
+	created := map[string]bool{} // nodes clients created
+	parents := map[string]bool{} // nodes a client created a node under
+	requests := map[string]int{} // plain creates applied, by requested path
+	for _, e := range h {
+		if e.kind == "shutdown" {
+			break
+		}
+		if e.kind != "model:apply" || e.client <= 0 {
+			continue
+		}
+		f0, req, nf := firstFields(e.text)
+		if nf < 2 || f0 != "create" {
+			continue
+		}
+		if !sequentialCreate(e.text) {
+			requests[req]++ // the path is the request's, whoever asks
+		}
+		_, res, _ := strings.Cut(e.text, " -> ")
+		if path, _, nr := firstFields(res); nr > 0 && strings.HasPrefix(path, "/") {
+			created[path] = true
+			if i := strings.LastIndexByte(path, '/'); i > 0 {
+				parents[path[:i]] = true
+			}
+		}
+	}
 	var out []string
 	for line := range strings.Lines(dump) {
-		line = strings.TrimSuffix(line, "\n")
-		if strings.HasPrefix(line, "node "+lockDir+"/") && !strings.Contains(line, " owner=0x0 ") {
-			path := line[len("node "):] // the line's second field, as strings.Fields has it
-			if i := strings.IndexFunc(path, unicode.IsSpace); i >= 0 {
-				path = path[:i]
+		rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "node ")
+		if !ok {
+			continue
+		}
+		path := rest // the line's second field, as strings.Fields has it
+		if i := strings.IndexFunc(path, unicode.IsSpace); i >= 0 {
+			path = path[:i]
+		}
+		persistent := strings.Contains(line, " owner=0x0 ")
+		switch {
+		case !persistent && strings.HasPrefix(path, lockDir+"/"):
+			out = append(out, path)
+		case created[path] && !parents[path] && requests[path] < 2:
+			if persistent {
+				path += " (persistent)"
 			}
 			out = append(out, path)
 		}
 	}
 	return out
+}
+
+// sequentialCreate reports whether an applied create's record ("create /p flags=3 …") asked for a sequential
+// node (zk.FlagSequence in its flags: persistent, ephemeral or TTL sequential).
+func sequentialCreate(text string) bool {
+	_, rest, ok := strings.Cut(text, " flags=")
+	if !ok {
+		return false
+	}
+	end := strings.IndexByte(rest, ' ')
+	if end < 0 {
+		end = len(rest)
+	}
+	flags, err := strconv.Atoi(rest[:end])
+	return err == nil && flags&zk.FlagSequence != 0
+}
+
+// runSeeds are the seeds of the runs of the connections of the runs under way, for RandFor.
+var runSeeds = struct {
+	sync.Mutex
+	of map[clientConn]uint64
+}{of: map[clientConn]uint64{}}
+
+func rememberRunSeed(conn clientConn, seed uint64) {
+	runSeeds.Lock()
+	runSeeds.of[conn] = seed
+	runSeeds.Unlock()
+}
+
+// forgetRunSeeds drops the run's connections from runSeeds, once the run is over.
+func forgetRunSeeds(r *run) {
+	runSeeds.Lock()
+	defer runSeeds.Unlock()
+	for _, c := range r.clients {
+		delete(runSeeds.of, c.conn)
+	}
+}
+
+// runSeedOf is the run seed of the run a connection belongs to (0 if none).
+func runSeedOf(conn clientConn) uint64 {
+	runSeeds.Lock()
+	defer runSeeds.Unlock()
+	return runSeeds.of[conn]
 }

@@ -83,6 +83,11 @@ type rapidDecider struct{ t *rapid.T }
 // steps is drawn too, so that shrinking also shortens the exploration (the fair drain does the rest).
 func (d rapidDecider) steps(max int) int { return rapid.IntRange(1, max).Draw(d.t, "steps") }
 
+// runSeed draws the run's seed, the run's first draw (see runSeeder).
+func (d rapidDecider) runSeed() uint64 { return runSeedGen.Draw(d.t, "run-seed") }
+
+var runSeedGen = rapid.Uint64()
+
 func (d rapidDecider) pick(progress, faults []choice) (string, error) {
 	if len(faults) > 0 && (len(progress) == 0 || percent.Draw(d.t, "fault?") >= 90) {
 		return faults[drawIndex(d.t, len(faults), "fault")].label(), nil
@@ -122,9 +127,12 @@ const nothingChosen = "# nothing chosen"
 type replayDecider struct {
 	decisions []string
 	next      int
+	seed      uint64 // the trace's run seed
 }
 
 func (d *replayDecider) steps(max int) int { return len(d.decisions) }
+
+func (d *replayDecider) runSeed() uint64 { return d.seed }
 
 func (d *replayDecider) pick(progress, faults []choice) (string, error) {
 	if d.next >= len(d.decisions) {
@@ -214,6 +222,10 @@ func (r *run) do(c *choice) {
 	case answerChoice:
 		req := *c.cl.pending
 		c.cl.pending = nil
+		if req.hold {
+			req.reply <- regReply{ok: true, value: r.reg.value}
+			break
+		}
 		ok := r.reg.admit(req.token, req.shared)
 		if ok && req.write {
 			r.reg.value = req.value
@@ -279,8 +291,11 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 			continue
 		}
 		kind := "cs-read"
-		if c.pending.write {
+		switch {
+		case c.pending.write:
 			kind = "cs-write"
+		case c.pending.hold:
+			kind = "cs-hold"
 		}
 		progress = append(progress, choice{name: kind, on: 'c', id: c.id, what: answerChoice, cl: c})
 	}

@@ -65,6 +65,9 @@ func (o *outcome) render(cfg Config) string {
 	if cfg.Primitive == Semaphore {
 		fmt.Fprintf(&b, "leases: %d\n", cfg.Leases)
 	}
+	if o.seed != 0 { // a run without a seed (the exhaustive search's) names its nodes as runs did before seeds
+		fmt.Fprintf(&b, "run-seed: %d\n", o.seed)
+	}
 	prop, verdict := o.property, o.verdict
 	if prop == "" {
 		prop, verdict = "none", "every property held"
@@ -130,6 +133,7 @@ type Trace struct {
 	ClientKind string   // the clients the run used: "model" (Run, Replay) or "go-zookeeper" (RunZK, ReplayZK)
 	Verdict    string   // the recorded verdict sentence
 	Decisions  []string // the exploration's decisions, in order
+	RunSeed    uint64   // the run's seed ("run-seed:"; 0 when the trace has none, as before runs had seeds)
 	History    string   // the recorded history section
 }
 
@@ -239,7 +243,7 @@ func validDecision(d string) bool {
 	case "advance":
 		_, err := time.ParseDuration(f[1])
 		return err == nil
-	case "apply", "deliver", "reconnect", "lose-request", "lose-reply", "disconnect", "expire", "cancel", "cs-read", "cs-write":
+	case "apply", "deliver", "reconnect", "lose-request", "lose-reply", "disconnect", "expire", "cancel", "cs-read", "cs-write", "cs-hold":
 		id, err := strconv.Atoi(strings.TrimPrefix(f[1], "c"))
 		return strings.HasPrefix(f[1], "c") && err == nil && id > 0
 	case "stop", "start": // a server of the emulated ensemble, numbered from 0
@@ -284,6 +288,11 @@ func (tr *Trace) setHeader(key, val string) error {
 		c.Primitive, err = ParsePrimitive(val)
 	case "leases":
 		c.Leases, err = atoi()
+	case "run-seed":
+		tr.RunSeed, err = strconv.ParseUint(val, 10, 64)
+		if err != nil {
+			err = fmt.Errorf("run-seed: want the run's seed, a whole number, got %q", val)
+		}
 	case "property":
 		tr.Property = val
 	case "client-kind":
@@ -323,7 +332,7 @@ func replayWith(t *testing.T, kind clients, tr *Trace) (string, error) {
 	cfg = cfg.withDefaults()
 	var out *outcome
 	synctest.Test(t, func(t *testing.T) {
-		out = executeWith(kind, cfg, &replayDecider{decisions: tr.Decisions})
+		out = executeWith(kind, cfg, &replayDecider{decisions: tr.Decisions, seed: tr.RunSeed})
 	})
 	prop := out.property
 	if prop == "" {
@@ -334,7 +343,7 @@ func replayWith(t *testing.T, kind clients, tr *Trace) (string, error) {
 	if i, w, g, differ := firstDifferentLine(tr.History, out.historyText()); out.property == "replay" {
 		// A decision cannot be taken: judge the run that follows the decisions before it, then drains.
 		d.Where = out.verdict
-		follow := &followDecider{replayDecider: replayDecider{decisions: tr.Decisions}}
+		follow := &followDecider{replayDecider: replayDecider{decisions: tr.Decisions, seed: tr.RunSeed}}
 		synctest.Test(t, func(t *testing.T) {
 			out = executeWith(kind, cfg, follow)
 		})

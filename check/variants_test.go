@@ -42,7 +42,7 @@ func overWire(v Variant) Variant {
 	return v
 }
 
-// Variants returns the recipe and the seven mutants, on the model's own clients and on go-zookeeper's over
+// Variants returns the recipe and the nine mutants, on the model's own clients and on go-zookeeper's over
 // the wire, and go-zookeeper's own zk.Lock; then the read-write lock and its mutants; each with the
 // exploration it gets in `make check`; then the semaphore and its mutants, and the election and its.
 func Variants() []Variant {
@@ -58,8 +58,12 @@ func Variants() []Variant {
 		v("mutant-c-plain-create", "creates a plain ephemeral-sequential node and retries it after a lost reply", "liveness|hygiene", mutants.PlainCreate, FaultLoseReply),
 		withClients(2, v("mutant-d-order-by-name", "orders lock nodes by their full name instead of their sequence number", "safety|fencing", mutants.OrderByName, 0)),
 		v("mutant-e-leave-on-cancel", "leaves its node behind when Lock is cancelled", "liveness|hygiene", mutants.LeaveOnCancel, FaultCancel),
-		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
+		v("mutant-f-ignore-loss", "the holder ignores session loss and writes without its fencing token", "fenced-register|told-when-lost", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
 		v("mutant-g-session-token", "uses its session id as the fencing token, which does not grow from one holder to the next", "fencing", mutants.SessionToken, 0),
+		// Before hygiene counted persistent nodes, this one passed: its leftover is no session's.
+		v("mutant-h-keep-record", "keeps a persistent record of each Lock call beside its node, which Unlock deletes and a Lock that gives up leaves behind", "hygiene", mutants.KeepRecord, FaultCancel),
+		// Before told-when-lost, this one passed: the fence refuses the stale holder it never tells.
+		v("mutant-i-never-told", "a holder is never told it lost: Lost() never closes after its session expired, though its token still fences it", "told-when-lost", mutants.NeverTold, FaultExpire|FaultDisconnect|FaultAdvance),
 	}
 	all := append([]Variant(nil), model...)
 	for _, v := range model {
@@ -164,6 +168,8 @@ func semaphoreVariants() []Variant {
 		v("semaphore-mutant-b-count-before-create", "counts the leases from a listing taken before its own create, outside the admission mutex: a lease taken since is missed (a holder too many), one released since is counted (it waits for a change that never comes)", "safety|liveness", semaphoreLeases, mutants.CountBeforeCreate, 0),
 		v("semaphore-mutant-c-exists-watch", "waits for a release on an exists watch of the leases directory, which a lease's deletion never fires", "liveness", 1, mutants.WatchLeasesExists, 0),
 		v("semaphore-mutant-d-count-own-twice", "counts its own lease twice, so it never lets all the leases be held", "leases-share", semaphoreLeases, mutants.CountOwnTwice, AllFaults),
+		// Before holders held for steps drawn from the run's seed, three holders at once never happened here.
+		v("semaphore-mutant-e-skip-own-lease", "counts the leases without its own, so it lets one holder too many in", "safety", semaphoreLeases, mutants.SkipOwnLease, 0),
 	}
 }
 
@@ -179,7 +185,7 @@ func electionVariants() []Variant {
 		v("election-mutant-control", "", "", 0, AllFaults),
 		v("election-mutant-a-lead-on-empty-listing", "leads when the directory was empty when it looked, before its own create, without confirming that its node is the lowest: two leaders at once, or one after a later one with a lower token", "safety|token-order", mutants.LeadOnEmptyListing, 0),
 		v("election-mutant-b-watch-leader", "a candidate watches the lowest node, the leader, instead of its predecessor, so a leader's end wakes every candidate", "no-herd", mutants.WatchLowest, 0),
-		v("election-mutant-c-ignore-loss", "the leader ignores session loss and writes without its fencing token, after its node is gone", "fenced-register", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
+		v("election-mutant-c-ignore-loss", "the leader ignores session loss and writes without its fencing token, after its node is gone", "fenced-register|told-when-lost", mutants.IgnoreLoss, FaultExpire|FaultDisconnect|FaultAdvance),
 		v("election-mutant-d-session-token", "uses its session id as the fencing token, which does not grow from one leader to the next", "token-order|fencing", mutants.SessionToken, 0),
 	}
 }

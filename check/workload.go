@@ -3,6 +3,11 @@ package check
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/zkmodel/zkmodel/internal/lockers"
 )
 
 // This file is the workload every client runs, whatever kind of client it is: rounds of Lock, a fenced
@@ -64,10 +69,13 @@ type client struct {
 	pending  *regRequest
 	done     bool
 	seq      int
+	holds    *rand.Rand // a semaphore holder's hold times (holdSteps), or nil when the run has no seed
+	callFrom int        // the index in the run's events where the current Lock call began
 }
 
 type regRequest struct {
 	write  bool
+	hold   bool // a semaphore holder goes on holding: the register is not touched
 	shared bool
 	token  int64
 	value  int
@@ -97,6 +105,7 @@ func (r *run) workload(c *client) {
 			return
 		}
 		c.cancel, c.inLock = cancel, true
+		c.callFrom = len(r.events)
 		c.deadline = 0
 		if r.cfg.Deadline > 0 && c.id%2 == 1 {
 			c.deadline = r.elapsed + r.cfg.Deadline.Milliseconds()
@@ -120,7 +129,9 @@ func (r *run) workload(c *client) {
 		token := lock.Token()
 		sess := c.conn.SessionID()
 		r.react(c.id, "lock-ok", fmt.Sprintf("%sLock() ok, token %d, session %#x", name, token, sess), func(e *event) { e.token, e.session, e.shared = token, sess, shared })
+		r.toldOfLoss(c, lock, sess, "before its critical section")
 		r.critical(c, lock, token, shared)
+		r.toldOfLoss(c, lock, sess, "before its Unlock")
 		r.react(c.id, "unlock", name+"Unlock()", role)
 		uerr := lock.Unlock(context.Background())
 		if uerr != nil {
@@ -167,6 +178,35 @@ func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 		verdict = "refused: stale token"
 	}
 	r.react(c.id, "cs-write", fmt.Sprintf("write %d with token %d: %s", op.read+1, token, verdict), func(e *event) { e.op = op })
+	if r.cfg.Primitive == Semaphore {
+		r.hold(c, lock)
+	}
+}
+
+// maxHoldSteps bounds a semaphore holder's hold (holdSteps).
+const maxHoldSteps = 8
+
+// hold keeps a semaphore holder's lease for a number of steps drawn from the run's seed (0 to maxHoldSteps,
+// none in a run without a seed), each a choice the scheduler takes ("cs-hold cN") when it decides: so that
+// holds overlap, and a semaphore that admits a holder too many meets as many holders as there are clients.
+// A holder told of loss stops holding.
+func (r *run) hold(c *client, lock Locker) {
+	if c.holds == nil {
+		return
+	}
+	n := c.holds.IntN(maxHoldSteps + 1)
+	if n == 0 {
+		return
+	}
+	r.react(c.id, "cs-hold", fmt.Sprintf("holds its lease for %d more steps", n), nil)
+	for range n {
+		if lost(lock) {
+			return
+		}
+		if rep := r.register(c, regRequest{hold: true}); rep.value < 0 {
+			return // the run is over
+		}
+	}
 }
 
 // lost reports whether a Locker that reports loss (Lost) has closed its channel.
@@ -185,4 +225,78 @@ func (r *run) register(c *client, req regRequest) regReply {
 	req.reply = make(chan regReply, 1)
 	c.reqs <- req
 	return <-req.reply
+}
+
+// lostBound is how long a holder whose hold was lost may take to be told (its Locker's Lost() closed), in
+// virtual time with nothing else to do: the bubble's clock runs only when no step is pending, so by then
+// every message that could tell it has been delivered.
+const lostBound = 2 * sessionTimeout
+
+// toldOfLoss is the told-when-lost check, at a point of the hold (after Lock returned, and before Unlock):
+// when the hold is lost — its session expired, or a node its Lock call created was deleted by another
+// client — a Locker that reports loss (a non-nil Lost()) must close Lost() within lostBound. The client waits
+// for that (so the scheduler goes on meanwhile) and records whether it was told ("told-lost") or not
+// ("not-told"); then it goes on, into its critical section or Unlock. A Locker without Lost() is not asked.
+func (r *run) toldOfLoss(c *client, lock Locker, session int64, where string) {
+	how := r.holdLost(c, session)
+	if how == "" {
+		return
+	}
+	ch := lockers.LostOf(lock)
+	if ch == nil {
+		return
+	}
+	told := true
+	select {
+	case <-ch:
+	default:
+		timer := time.NewTimer(lostBound)
+		select {
+		case <-ch:
+		case <-timer.C:
+			told = false
+		}
+		timer.Stop()
+	}
+	if told {
+		r.react(c.id, "told-lost", fmt.Sprintf("told of loss %s: %s", where, how), nil)
+		return
+	}
+	r.react(c.id, "not-told", fmt.Sprintf("not told of loss %s: %s, and Lost() was still open %s later", where, how, lostBound), nil)
+}
+
+// holdLost says how the client's current hold, on the given session, was lost (its session expired, or a
+// node its Lock call created was deleted by another client), or "" if it was not, from the run's records
+// since the Lock call began. They are in the order they came, and every one of the steps before the current
+// one is among them: the scheduler waits for the clients to be quiet before it takes a step.
+func (r *run) holdLost(c *client, session int64) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var own map[string]bool
+	for _, e := range r.events[c.callFrom:] {
+		switch e.kind {
+		case "model:expire":
+			if e.session == session {
+				return fmt.Sprintf("its session %#x expired at step %d", session, e.step)
+			}
+		case "model:apply":
+			f0, f1, nf := firstFields(e.text)
+			if nf < 2 {
+				continue
+			}
+			_, res, _ := strings.Cut(e.text, " -> ")
+			switch {
+			case f0 == "create" && e.client == c.id:
+				if path, _, nr := firstFields(res); nr > 0 && strings.HasPrefix(path, "/") {
+					if own == nil {
+						own = map[string]bool{}
+					}
+					own[path] = true
+				}
+			case f0 == "delete" && e.client != c.id && own[f1] && strings.HasPrefix(res, "ok"):
+				return fmt.Sprintf("its node %s was deleted by c%d at step %d", f1, e.client, e.step)
+			}
+		}
+	}
+	return ""
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // Bugs is a set of deliberate bugs.
-type Bugs uint16
+type Bugs uint32
 
 const (
 	WatchParent Bugs = 1 << iota
@@ -36,6 +36,15 @@ const (
 	ReaderAssumesHeld    // a reader whose watched write node goes holds without listing again
 )
 
+// KeepRecord keeps a persistent record of each Lock call beside its node ("_c_<id>-record", which no
+// ordering reads), deleted by Unlock and left behind by a Lock that gives up: a node no session owns, which
+// outlives the call that made it. (After the election's bugs: the bits below are all taken.)
+const KeepRecord Bugs = 1 << 16
+
+// NeverTold is a holder that is never told it lost: its Lost() never closes, though its token stays the
+// own node's czxid, so that the fence still refuses it.
+const NeverTold Bugs = 1 << 18
+
 // Mutant is a compact lock recipe that is correct with no mutations, and broken in one known way with each.
 // It is a fixture for the checker, not a lock to use.
 type Mutant struct {
@@ -51,6 +60,7 @@ type Mutant struct {
 	node      string
 	token     int64
 	lost      chan struct{}
+	record    string // KeepRecord: the current Lock call's record, or ""
 }
 
 var errMutantLost = errors.New("mutant: lock node gone")
@@ -96,6 +106,25 @@ func (m *Mutant) has(b Bugs) bool { return m.bugs&b != 0 }
 
 // Lock acquires the lock (or fails, with the Bugs's bug).
 func (m *Mutant) Lock(ctx context.Context) error {
+	if m.has(KeepRecord) {
+		m.keepRecord()
+	}
+	return m.lock(ctx) // the bug: a failed Lock leaves the record behind
+}
+
+// keepRecord creates the Lock call's persistent record, if it can.
+func (m *Mutant) keepRecord() {
+	var id [8]byte
+	if _, err := io.ReadFull(m.rand, id[:]); err != nil {
+		return
+	}
+	path, err := m.conn.Create(fmt.Sprintf("%s/_c_%x-record", m.dir, id), nil, 0, zk.WorldACL(zk.PermAll))
+	if err == nil {
+		m.record = path
+	}
+}
+
+func (m *Mutant) lock(ctx context.Context) error {
 	empty := false
 	if m.has(LeadOnEmptyListing) {
 		kids, _, err := m.conn.Children(m.dir)
@@ -296,7 +325,7 @@ func seqOf(name string) (int64, bool) {
 
 // followOwn closes lost when the own node goes (deleted, or the session ended) — unless the holder ignores it.
 func (m *Mutant) followOwn(own <-chan zk.Event) {
-	if m.has(IgnoreLoss) {
+	if m.has(IgnoreLoss) || m.has(NeverTold) {
 		return
 	}
 	lost, node := m.lost, m.node
@@ -348,8 +377,13 @@ func (m *Mutant) Token() int64 {
 	return m.token
 }
 
-// Unlock deletes the own node.
+// Unlock deletes the own node (and, with KeepRecord, the Lock call's record first).
 func (m *Mutant) Unlock(ctx context.Context) error {
+	if m.record != "" {
+		if err := m.conn.Delete(m.record, -1); err == nil || errors.Is(err, zk.ErrNoNode) {
+			m.record = ""
+		}
+	}
 	node := m.node
 	if node == "" {
 		return errors.New("mutant: not locked")
