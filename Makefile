@@ -62,8 +62,8 @@ check: ## the main job, on the fake: check the recipe and every mutant, print th
 	$(GO) test -count=1 -timeout 60m -v -run '^TestCheckAll$$' ./check -check.n=$(or $(N),10000) -check.traces=$(CHECK_TRACES) -check.shrink=20s \
 		| grep -v -E '^(=== RUN|=== NAME|\s+--- PASS|PASS$$)'; exit $${PIPESTATUS[0]}
 
-prove: ## exhaustive search on the fake: every schedule of the recipe within the stated bounds, every mutant with its shortest failing schedule (traces in out/prove)
-	$(GO) test -count=1 -timeout 30m -v -run '^TestProve$$' ./check -check.prove -check.traces=$(CURDIR)/out/prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
+prove: ## exhaustive search on the fake: every complete schedule of every primitive within the stated preemption bounds, every mutant with its failing schedule (traces in out/prove)
+	$(GO) test -count=1 -timeout 45m -v -run '^TestProve$$' ./check -check.prove -check.traces=$(CURDIR)/out/prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
 
 # porcupine's HTML views of the corpus's safety and register traces: generated, so not committed.
 TRACES_HTML ?= $(CURDIR)/out/traces-html
