@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel"
 )
 
 // readStartup reads serve's startup line from r.
@@ -136,7 +137,8 @@ func TestCommandLineErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "give a command: the commands are serve (zkmodel serve [flags]: the model on TCP with an HTTP control endpoint; zkmodel serve -h lists its flags) and zkserver (zkmodel zkserver {start|start-foreground|stop|status|restart|print-cmd|version} [zoo.cfg]: ZooKeeper's server script on the model, which dropin/bin/zkServer.sh runs)"},
+		{nil, "give a command: the commands are serve (zkmodel serve [flags]: the model on TCP with an HTTP control endpoint; zkmodel serve -h lists its flags), zkserver (zkmodel zkserver {start|start-foreground|stop|status|restart|print-cmd|version} [zoo.cfg]: ZooKeeper's server script on the model, which dropin/bin/zkServer.sh runs), merge (zkmodel merge REPORT.json…: one verdict from the parts of a checker search split with -check.shard) and version (zkmodel version: the module's version)"},
+		{[]string{"version", "extra"}, `version takes no arguments, got ["extra"]`},
 		{[]string{"run"}, `unknown command "run": the commands are serve (`},
 		{[]string{"serve", "-addr", "2181"}, `-addr "2181": want host:port`},
 		{[]string{"serve", "-addr", ":2181"}, `-addr ":2181": give a host`},
@@ -416,5 +418,16 @@ func TestBinarySignals(t *testing.T) {
 			t.Errorf("after %v: %v, want exit status 0; stderr:\n%s", sig, err, stderr.String())
 		}
 		conn.Close()
+	}
+}
+
+// TestVersionCommand: zkmodel version prints the module's version, the one CHANGELOG.md's latest entry names.
+func TestVersionCommand(t *testing.T) {
+	var stdout strings.Builder
+	if err := run(context.Background(), []string{"version"}, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stdout.String(), "zkmodel "+zkmodel.Version+"\n"; got != want || !strings.HasPrefix(zkmodel.Version, "v") {
+		t.Errorf("zkmodel version printed %q, want %q", got, want)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel"
 	"github.com/zkmodel/zkmodel/internal/keystore"
 	"github.com/zkmodel/zkmodel/model"
 )
@@ -52,8 +53,9 @@ type options struct {
 
 // commandsText says what zkmodel's commands are, for a command line without one.
 const commandsText = "the commands are serve (zkmodel serve [flags]: the model on TCP with an HTTP control endpoint; " +
-	"zkmodel serve -h lists its flags) and zkserver (" + zkserverCommand + ": ZooKeeper's server script on the model, " +
-	"which dropin/bin/zkServer.sh runs)"
+	"zkmodel serve -h lists its flags), zkserver (" + zkserverCommand + ": ZooKeeper's server script on the model, " +
+	"which dropin/bin/zkServer.sh runs), merge (zkmodel merge REPORT.json…: one verdict from the parts of a checker " +
+	"search split with -check.shard) and version (zkmodel version: the module's version)"
 
 // zkserverCommand is the zkserver command's synopsis.
 const zkserverCommand = "zkmodel zkserver {start|start-foreground|stop|status|restart|print-cmd|version} [zoo.cfg]"
@@ -307,6 +309,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runDaemon(ctx, args[1:], stderr)
 		case "merge":
 			return runMerge(args[1:], stdout)
+		case "version":
+			if len(args) > 1 {
+				return fmt.Errorf("version takes no arguments, got %q: %w", args[1:], errUsage)
+			}
+			fmt.Fprintln(stdout, "zkmodel", zkmodel.Version)
+			return nil
 		}
 	}
 	o, err := parseArgs(args, stdout)
