@@ -2,7 +2,6 @@ package check
 
 import (
 	crand "crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -395,8 +394,8 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 		t.Fatal(err)
 	}
 	cfg = cfg.withDefaults()
-	if rep, ok := replayFlag(t, kind, cfg); ok {
-		return rep
+	if *flagReplay != "" {
+		cfg.Strategy = ReplayTrace(*flagReplay)
 	}
 	if err := probe(t, kind, cfg); err != nil {
 		t.Fatal(err)
@@ -436,7 +435,9 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 		}
 		reportTrace(t, cfg, fail, &rep, how)
 	}
-	writeShardReport(t, x, strategy, &rep)
+	if _, replay := strategy.(replayStrategy); !replay {
+		writeShardReport(t, x, strategy, &rep)
+	}
 	return rep
 }
 
@@ -473,36 +474,4 @@ func probe(t *testing.T, kind clients, cfg Config) error {
 		}
 	})
 	return err
-}
-
-// replayFlag replays -check.replay's trace when it is of cfg's variant; ok says whether it did.
-func replayFlag(t *testing.T, kind clients, cfg Config) (rep Report, ok bool) {
-	t.Helper()
-	if *flagReplay == "" {
-		return Report{}, false
-	}
-	tr, err := ParseTrace(*flagReplay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tr.Config.Name != cfg.Name {
-		t.Fatalf("check: -check.replay=%s is a trace of variant %q, and this Run's Config.Name is %q: a trace replays only in the Run of its own variant; select that test with -run, or leave -check.replay out to explore", tr.Path, tr.Config.Name, cfg.Name)
-	}
-	started := time.Now()
-	text, err := replayWith(t, kind, tr)
-	fmt.Print(text)
-	if errors.Is(err, ErrNowPasses) {
-		// The user's fix: the schedule that failed passes now. Say so, and pass.
-		fmt.Println(err)
-		return Report{Runs: 1, Elapsed: time.Since(started), Decisions: len(tr.Decisions)}, true
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep = Report{Runs: 1, Trace: tr.Path, Elapsed: time.Since(started), Decisions: len(tr.Decisions)}
-	if tr.Property != "none" {
-		rep.Failed, rep.Property, rep.Verdict = true, tr.Property, tr.Verdict
-		t.Errorf("check: replayed %s: %s violated: %s", tr.Path, tr.Property, tr.Verdict)
-	}
-	return rep, true
 }

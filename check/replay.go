@@ -3,10 +3,12 @@ package check
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
-// This file says what a trace's schedule does now when a replay no longer reproduces it: after a fix, the
-// question is whether that schedule now passes, not only where it diverged.
+// This file is the replay strategy (ReplayTrace, -check.replay), and what a trace's schedule does now when a
+// replay no longer reproduces it: after a fix, the question is whether that schedule now passes, not only
+// where it diverged.
 
 // ErrNowPasses is matched (errors.Is) by a replay's error when the trace no longer replays and the run its
 // schedule gives now passes every property: as far as that schedule shows, the recorded bug is fixed.
@@ -77,4 +79,46 @@ func (d *followDecider) pick(progress, faults []choice) (string, error) {
 	}
 	d.followed = d.next
 	return label, nil
+}
+
+// The replay strategy: instead of exploring, Run (or RunZK) replays the one schedule a trace
+// recorded, decision for decision, prints it, and fails as the recorded run did. -check.replay=FILE selects
+// it from the command line. A trace replays only in the Run of its own variant (Config.Name), and only on
+// the kind of client that recorded it. A schedule that failed and now passes (the user's fix) says so and
+// passes; one that now does something else says what (see Divergence).
+
+// ReplayTrace replays the trace in the file at path instead of exploring, as -check.replay does.
+func ReplayTrace(path string) Strategy { return replayStrategy{path: path} }
+
+type replayStrategy struct{ path string }
+
+func (r replayStrategy) String() string { return "replay" }
+
+func (r replayStrategy) explore(x *exploration) (Report, *outcome) {
+	t, cfg := x.t, x.cfg
+	t.Helper()
+	tr, err := ParseTrace(r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Config.Name != cfg.Name {
+		t.Fatalf("check: -check.replay=%s is a trace of variant %q, and this Run's Config.Name is %q: a trace replays only in the Run of its own variant; select that test with -run, or leave -check.replay out to explore", tr.Path, tr.Config.Name, cfg.Name)
+	}
+	started := time.Now()
+	text, err := replayWith(t, x.kind, tr)
+	fmt.Print(text)
+	if errors.Is(err, ErrNowPasses) {
+		// The user's fix: the schedule that failed passes now. Say so, and pass.
+		fmt.Println(err)
+		return Report{Runs: 1, Elapsed: time.Since(started), Decisions: len(tr.Decisions), Part: x.part.String(), Workers: 1}, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Report{Runs: 1, Trace: tr.Path, Elapsed: time.Since(started), Decisions: len(tr.Decisions), Part: x.part.String(), Workers: 1}
+	if tr.Property != "none" {
+		rep.Failed, rep.Property, rep.Verdict = true, tr.Property, tr.Verdict
+		t.Errorf("check: replayed %s: %s violated: %s", tr.Path, tr.Property, tr.Verdict)
+	}
+	return rep, nil
 }
