@@ -69,7 +69,7 @@ func BenchmarkExplore(b *testing.B) {
 			}
 			b.ResetTimer()
 			cpu := cpuTime()
-			ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{Name: "BenchmarkExplore/" + row.name, F: explore}})
+			ok := inTest("BenchmarkExplore/"+row.name, explore)
 			b.StopTimer()
 			cpu = cpuTime() - cpu
 			if failure != nil || !ok {

@@ -49,10 +49,10 @@ func BenchmarkExploreWorkers(b *testing.B) {
 // a *testing.T).
 func benchExplore(b *testing.B, v Variant, cfg Config) Report {
 	var rep Report
-	ok := testing.RunTests(func(pat, str string) (bool, error) { return true, nil }, []testing.InternalTest{{Name: "explore", F: func(t *testing.T) {
+	ok := inTest("BenchmarkExploreWorkers/"+v.Name, func(t *testing.T) {
 		x := &exploration{t: t, kind: v.clients(), cfg: cfg, part: shard.Part{Index: 0, Count: 1}, workers: cfg.Parallel, started: time.Now()}
 		rep, _ = Random.explore(x)
-	}}})
+	})
 	if !ok {
 		b.Fatal("the exploration's test failed")
 	}

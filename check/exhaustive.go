@@ -296,15 +296,11 @@ const (
 // exhaust searches every schedule of depth decisions. It returns at the first failing run whose property
 // stopOn names (stopOnAny: any property), and collects every property violated on the way. It stops early,
 // not exhausted, when the deadline passes.
-func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time, progress func(*search)) exhaustiveResult {
+func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time) exhaustiveResult {
 	t.Helper()
 	s := &search{reduce: reduce, depth: depth, bound: searchBound(cfg)}
 	if s.bound >= 0 {
 		s.depth, s.reduce = 0, false // complete runs, without sleep sets (preemption.go)
-	}
-	if progress != nil {
-		stop := progressTicker(func() { progress(s) })
-		defer stop()
 	}
 	return s.run(t, kind, cfg, stopOn, deadline, nil)
 }

@@ -34,8 +34,8 @@ func TestExhaustiveReductionAgreesWithFullSearch(t *testing.T) {
 		}
 		t.Run(v.Name, func(t *testing.T) {
 			cfg := smallBound(v)
-			full := exhaust(t, v.clients(), cfg, cfg.Steps, false, stopOnNone, time.Time{}, nil)
-			reduced := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnNone, time.Time{}, nil)
+			full := exhaust(t, v.clients(), cfg, cfg.Steps, false, stopOnNone, time.Time{})
+			reduced := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnNone, time.Time{})
 			if !full.exhausted || !reduced.exhausted {
 				t.Fatalf("a search stopped early: full exhausted %v, reduced %v", full.exhausted, reduced.exhausted)
 			}
@@ -78,7 +78,7 @@ func TestExhaustiveShortestTraceReplays(t *testing.T) {
 	if rep.Decisions != fail.explored || rep.Decisions < 1 || rep.Decisions >= cfg.Steps {
 		t.Fatalf("report says %d decisions, the failing run took %d (bound %d)", rep.Decisions, fail.explored, cfg.Steps)
 	}
-	shorter := exhaust(t, v.clients(), cfg, rep.Decisions-1, true, rep.Property, time.Time{}, nil)
+	shorter := exhaust(t, v.clients(), cfg, rep.Decisions-1, true, rep.Property, time.Time{})
 	if !shorter.exhausted || shorter.violated[rep.Property] != nil {
 		t.Errorf("a schedule of %d decisions breaks %s too: the reported one (%d) is not the shortest", rep.Decisions-1, rep.Property, rep.Decisions)
 	}
@@ -103,13 +103,13 @@ func TestExhaustiveIsDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := smallBound(v)
-	first := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnNone, time.Time{}, nil)
-	second := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnNone, time.Time{}, nil)
+	first := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnNone, time.Time{})
+	second := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnNone, time.Time{})
 	if first.schedules != second.schedules || first.pruned != second.pruned || first.points != second.points {
 		t.Errorf("two searches of one bound differ: %d/%d/%d and %d/%d/%d schedules/pruned/points",
 			first.schedules, first.pruned, first.points, second.schedules, second.pruned, second.points)
 	}
-	stopped := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnNone, time.Now(), nil)
+	stopped := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnNone, time.Now())
 	if stopped.exhausted {
 		t.Error("a search whose deadline had passed says it exhausted the bound")
 	}
@@ -325,8 +325,8 @@ func TestSleepSetsAreOffUnderAPreemptionBound(t *testing.T) {
 	cfg := v.Config
 	cfg.Clients, cfg.Rounds, cfg.Preemptions = 2, 1, 1
 	cfg = cfg.withDefaults()
-	asked := exhaust(t, v.clients(), cfg, 0, true, stopOnNone, time.Time{}, nil)
-	plain := exhaust(t, v.clients(), cfg, 0, false, stopOnNone, time.Time{}, nil)
+	asked := exhaust(t, v.clients(), cfg, 0, true, stopOnNone, time.Time{})
+	plain := exhaust(t, v.clients(), cfg, 0, false, stopOnNone, time.Time{})
 	got, want := slices.Sorted(maps.Keys(asked.violated)), slices.Sorted(maps.Keys(plain.violated))
 	if !slices.Equal(got, want) || !slices.Contains(got, "safety") || asked.schedules != plain.schedules || asked.pruned != 0 {
 		t.Errorf("asked for reduction: %v violated in %d schedules (%d pruned); without: %v in %d", got, asked.schedules, asked.pruned, want, plain.schedules)

@@ -32,7 +32,7 @@ func BenchmarkFirstFailure(b *testing.B) {
 		b.Run(v.Name, func(b *testing.B) {
 			var line string
 			measure := func(t *testing.T) { line = firstFailLine(t, v) }
-			ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{Name: "BenchmarkFirstFailure/" + v.Name, F: measure}})
+			ok := inTest("BenchmarkFirstFailure/"+v.Name, measure)
 			if !ok {
 				b.Fatalf("%s: the measurement failed", v.Name)
 			}

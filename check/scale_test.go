@@ -137,7 +137,7 @@ func TestSplitExhaustiveSearchCountsAsTheWhole(t *testing.T) {
 		}
 		cfg := smallBound(v)
 		cfg.Steps = 6
-		whole := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnAny, time.Time{}, nil)
+		whole := exhaust(t, v.clients(), cfg, cfg.Steps, true, stopOnAny, time.Time{})
 		for _, workers := range []int{1, 3} {
 			x := &exploration{t: t, kind: v.clients(), cfg: cfg, part: shard.Part{Index: 0, Count: 1}, workers: workers, started: time.Now()}
 			split := x.split(cfg.Steps, stopOnAny, time.Time{}, true)
