@@ -1,6 +1,6 @@
 module github.com/zkmodel/zkmodel
 
-go 1.25.0
+go 1.25.3
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
