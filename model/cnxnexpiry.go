@@ -3,6 +3,8 @@ package model
 import (
 	"slices"
 	"time"
+
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // This file is the servers' connection expiry queue, as dump shows it. A ZooKeeper 3.8 server (its NIO
@@ -33,11 +35,11 @@ func cnxnBucket(now, timeout int64) int64 {
 func (s *Server) touchLink(l *wireLink) {
 	timeout := int64(cnxnExpiryInterval)
 	if c := l.slot; c != nil && c.link == l && c.session != 0 {
-		if sess, ok := s.core.sessions[c.session]; ok {
-			timeout = sess.timeout.Milliseconds()
+		if sess, ok := s.core.Session(c.session); ok {
+			timeout = sess.Timeout.Milliseconds()
 		}
 	}
-	at := cnxnBucket(s.core.now, timeout)
+	at := cnxnBucket(s.core.Now(), timeout)
 	if at == l.expiry {
 		return
 	}
@@ -45,24 +47,29 @@ func (s *Server) touchLink(l *wireLink) {
 	if s.wire.buckets == nil {
 		s.wire.buckets = map[int]map[int64]bool{}
 	}
-	s.wire.buckets[l.member] = addBucket(s.wire.buckets[l.member], at, s.core.now)
+	s.wire.buckets[l.member] = addBucket(s.wire.buckets[l.member], at, s.core.Now())
 }
 
 // cnxnSets returns member's buckets that have not passed yet, in time order, with those of conns (each
 // connection's bucket) added: dump's "Connections Sets". Caller holds s.mu.
 func (s *Server) cnxnSets(member int, conns []int64) []int64 {
-	return liveBuckets(s.wire.buckets[member], s.core.now, conns)
+	return liveBuckets(s.wire.buckets[member], s.core.Now(), conns)
 }
 
 // heard records that the server heard from sess now, leaving its old expiry bucket behind. Caller holds s.mu.
-func (s *Server) heard(sess *session) { s.heardWithTimeout(sess, sess.timeout) }
+func (s *Server) heard(sid int64) {
+	if sess, ok := s.core.Session(sid); ok {
+		s.heardWithTimeout(sess, sess.Timeout)
+	}
+}
 
 // heardWithTimeout is heard for a session that reconnected with a new timeout. Caller holds s.mu.
-func (s *Server) heardWithTimeout(sess *session, timeout time.Duration) {
+func (s *Server) heardWithTimeout(sess core.SessionInfo, timeout time.Duration) {
 	old := s.sessionDeadline(sess)
-	sess.timeout, sess.lastHeard = timeout, s.core.now
+	s.core.Heard(sess.ID, timeout)
+	sess.Timeout, sess.LastHeard = timeout, s.core.Now()
 	if s.sessionDeadline(sess) != old {
-		s.sessionSets = addBucket(s.sessionSets, old, s.core.now)
+		s.sessionSets = addBucket(s.sessionSets, old, s.core.Now())
 	}
 }
 
@@ -84,7 +91,7 @@ func addBucket(set map[int64]bool, at, now int64) map[int64]bool {
 // sessionSetTimes returns the session expiry buckets that have not passed, those of sessions (each
 // session's deadline) included, in time order. Caller holds s.mu.
 func (s *Server) sessionSetTimes(deadlines []int64) []int64 {
-	return liveBuckets(s.sessionSets, s.core.now, deadlines)
+	return liveBuckets(s.sessionSets, s.core.Now(), deadlines)
 }
 
 // liveBuckets returns the buckets of set that have not passed at now (the expirer has taken the others),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkmodel/zkmodel/internal/evqueue"
 	"github.com/zkmodel/zkmodel/internal/watches"
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // Conn is a client of a model Server. Its methods have the signatures of go-zookeeper's *zk.Conn and behave
@@ -43,10 +44,10 @@ type Conn struct {
 }
 
 type call struct {
-	req  *request   // &reqv for calls made by do
-	reqv request    // the request, in the same allocation as the call
-	done chan reply // made only when the caller has to wait: a call the default transport finishes at once needs none
-	rep  reply      // the reply, once over
+	req  *core.Request // &reqv for calls made by do
+	reqv core.Request  // the request, in the same allocation as the call
+	done chan reply    // made only when the caller has to wait: a call the default transport finishes at once needs none
+	rep  reply         // the reply, once over
 	over bool
 	wire *wireCall // a request that came over the wire, with what the server answers
 }
@@ -63,7 +64,7 @@ func (cl *call) String() string {
 }
 
 type reply struct {
-	res   result
+	res   core.Result
 	watch <-chan zk.Event
 }
 
@@ -119,7 +120,7 @@ func (c *Conn) sendEvent(ev zk.Event) {
 }
 
 // finish completes a call once; later completions are ignored.
-func (c *Conn) finish(cl *call, res result, watch <-chan zk.Event) {
+func (c *Conn) finish(cl *call, res core.Result, watch <-chan zk.Event) {
 	if cl.over {
 		return
 	}
@@ -132,26 +133,26 @@ func (c *Conn) finish(cl *call, res result, watch <-chan zk.Event) {
 
 // registerWatch adds the client-side watcher a successful watching read leaves, as go-zookeeper does when the
 // reply arrives: GetW and ChildrenW on success, ExistsW on success (data) or ErrNoNode (exist).
-func (c *Conn) registerWatch(r *request, err error) <-chan zk.Event {
-	if r.op == opAddWatch || r.op == opRemoveWatches {
+func (c *Conn) registerWatch(r *core.Request, err error) <-chan zk.Event {
+	if r.Op == core.OpAddWatch || r.Op == core.OpRemoveWatches {
 		return c.registerPersistent(r, err)
 	}
-	if !r.watch {
+	if !r.Watch {
 		return nil
 	}
 	var kind watches.Kind
 	switch {
-	case r.op == opGetData && err == nil, r.op == opExists && err == nil:
+	case r.Op == core.OpGetData && err == nil, r.Op == core.OpExists && err == nil:
 		kind = watches.Data
-	case r.op == opExists && err == zk.ErrNoNode:
+	case r.Op == core.OpExists && err == zk.ErrNoNode:
 		kind = watches.Exist
-	case r.op == opGetChildren && err == nil:
+	case r.Op == core.OpGetChildren && err == nil:
 		kind = watches.Child
 	default:
 		return nil
 	}
 	ch := make(chan zk.Event, 1)
-	c.watchers.Add(r.path, kind, ch)
+	c.watchers.Add(r.Path, kind, ch)
 	return ch
 }
 
@@ -208,7 +209,7 @@ func (c *Conn) teardown() {
 		return
 	}
 	for _, cl := range c.queued {
-		c.finish(cl, result{err: zk.ErrClosing}, nil)
+		c.finish(cl, core.Result{Err: zk.ErrClosing}, nil)
 	}
 	c.queued = nil
 	c.invalidateWatches(zk.ErrClosing)
@@ -218,16 +219,16 @@ func (c *Conn) teardown() {
 }
 
 // do sends a request and waits for its reply. Validation has already happened.
-func (c *Conn) do(r *request) (result, <-chan zk.Event) {
+func (c *Conn) do(r *core.Request) (core.Result, <-chan zk.Event) {
 	s := c.srv
 	s.mu.Lock()
 	if c.closed {
 		s.mu.Unlock()
-		return result{err: zk.ErrConnectionClosed}, nil
+		return core.Result{Err: zk.ErrConnectionClosed}, nil
 	}
-	if (r.op == opCreate || r.op == opSetData || r.op == opMulti) && r.wireSize() > clientBuffer {
+	if (r.Op == core.OpCreate || r.Op == core.OpSetData || r.Op == core.OpMulti) && r.WireSize() > core.ClientBuffer {
 		s.mu.Unlock()
-		return result{err: zk.ErrShortBuffer}, nil
+		return core.Result{Err: zk.ErrShortBuffer}, nil
 	}
 	cl := callPool.Get().(*call)
 	*cl = call{reqv: *r} // a copy, so that the caller's request need not escape to the heap
@@ -276,23 +277,23 @@ func (c *Conn) Close() {
 	}
 	c.closed = true
 	for _, cl := range c.outgoing { // not sent yet: never will be
-		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
+		c.finish(cl, core.Result{Err: zk.ErrConnectionClosed}, nil)
 	}
 	c.outgoing = nil
 	for _, cl := range c.sent {
-		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
+		c.finish(cl, core.Result{Err: zk.ErrConnectionClosed}, nil)
 	}
 	for _, it := range c.outbox {
 		if it.call != nil {
-			c.finish(it.call, result{err: zk.ErrConnectionClosed}, nil)
+			c.finish(it.call, core.Result{Err: zk.ErrConnectionClosed}, nil)
 		}
 	}
 	for _, cl := range c.queued {
-		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
+		c.finish(cl, core.Result{Err: zk.ErrConnectionClosed}, nil)
 	}
 	c.queued = nil
 	if c.connected && !c.closing {
-		cl := &call{req: &request{op: opCloseSession}, over: true}
+		cl := &call{req: &core.Request{Op: core.OpCloseSession}, over: true}
 		c.sent = append(c.sent, cl)
 		s.record(c, "send", "close")
 	} else if !c.connected {
@@ -314,14 +315,14 @@ func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (stri
 	if err != nil {
 		return "", err
 	}
-	if err := validatePath(path, m.sequential); err != nil {
+	if err := core.ValidatePath(path, m.sequential); err != nil {
 		return "", err
 	}
 	if m.ttl > 0 {
 		return "", fmt.Errorf("Create with TTL flag disallowed: %w", zk.ErrInvalidFlags)
 	}
-	res, _ := c.do(&request{op: opCreate, path: path, data: data, flags: flags, acl: acl})
-	return res.path, res.err
+	res, _ := c.do(&core.Request{Op: core.OpCreate, Path: path, Data: data, Flags: flags, ACL: acl})
+	return res.Path, res.Err
 }
 
 // CreateContainer creates a container node (flag must be zk.FlagContainer), which the server's container
@@ -332,14 +333,14 @@ func (c *Conn) CreateContainer(path string, data []byte, flag int32, acl []zk.AC
 	if err != nil {
 		return "", err
 	}
-	if err := validatePath(path, m.sequential); err != nil {
+	if err := core.ValidatePath(path, m.sequential); err != nil {
 		return "", err
 	}
 	if !m.container {
 		return "", fmt.Errorf("CreateContainer requires container flag: %w", zk.ErrInvalidFlags)
 	}
-	res, _ := c.do(&request{op: opCreateContainer, path: path, data: data, flags: flag, acl: acl})
-	return res.path, res.err
+	res, _ := c.do(&core.Request{Op: core.OpCreateContainer, Path: path, Data: data, Flags: flag, ACL: acl})
+	return res.Path, res.Err
 }
 
 // CreateTTL creates a TTL node (flag zk.FlagTTL, or zk.FlagPersistentSequentialWithTTL for a sequential one),
@@ -352,74 +353,80 @@ func (c *Conn) CreateTTL(path string, data []byte, flag int32, acl []zk.ACL, ttl
 	if err != nil {
 		return "", err
 	}
-	if err := validatePath(path, m.sequential); err != nil {
+	if err := core.ValidatePath(path, m.sequential); err != nil {
 		return "", err
 	}
 	if m.ttl == 0 {
 		return "", fmt.Errorf("CreateTTL requires TTL flag: %w", zk.ErrInvalidFlags)
 	}
-	res, _ := c.do(&request{op: opCreateTTL, path: path, data: data, flags: flag, acl: acl, ttl: ttl.Milliseconds()})
-	return res.path, res.err
+	res, _ := c.do(&core.Request{Op: core.OpCreateTTL, Path: path, Data: data, Flags: flag, ACL: acl, TTL: ttl.Milliseconds()})
+	return res.Path, res.Err
 }
 
 // clientCreateMode parses flags as go-zookeeper does before it sends a create: an unknown value fails with
 // go-zookeeper's own words; ttl is 1 for the TTL modes.
-func clientCreateMode(flags int32) (nodeMode, error) {
+// clientMode is what go-zookeeper makes of a create's flags before sending it.
+type clientMode struct {
+	ephemeral, sequential, container bool
+	ttl                              int64 // > 0: a TTL mode
+}
+
+func clientCreateMode(flags int32) (clientMode, error) {
 	switch flags {
 	case zk.FlagPersistent:
-		return nodeMode{}, nil
+		return clientMode{}, nil
 	case zk.FlagEphemeral:
-		return nodeMode{ephemeral: true}, nil
+		return clientMode{ephemeral: true}, nil
 	case zk.FlagSequence:
-		return nodeMode{sequential: true}, nil
+		return clientMode{sequential: true}, nil
 	case zk.FlagEphemeralSequential:
-		return nodeMode{ephemeral: true, sequential: true}, nil
+		return clientMode{ephemeral: true, sequential: true}, nil
 	case zk.FlagContainer:
-		return nodeMode{container: true}, nil
+		return clientMode{container: true}, nil
 	case zk.FlagTTL:
-		return nodeMode{ttl: 1}, nil
+		return clientMode{ttl: 1}, nil
 	case zk.FlagPersistentSequentialWithTTL:
-		return nodeMode{sequential: true, ttl: 1}, nil
+		return clientMode{sequential: true, ttl: 1}, nil
 	}
 	// go-zookeeper's own words, wrapping no sentinel; kept so that code behaves the same on both.
-	return nodeMode{}, fmt.Errorf("invalid flag value: [%v]", flags)
+	return clientMode{}, fmt.Errorf("invalid flag value: [%v]", flags)
 }
 
 // Delete deletes a znode if its version matches (-1 matches any).
 func (c *Conn) Delete(path string, version int32) error {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return err
 	}
-	res, _ := c.do(&request{op: opDelete, path: path, version: version})
-	return res.err
+	res, _ := c.do(&core.Request{Op: core.OpDelete, Path: path, Version: version})
+	return res.Err
 }
 
 // Exists reports whether a znode exists, with its stat (zero when it does not).
 func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return false, nil, err
 	}
-	res, _ := c.do(&request{op: opExists, path: path})
+	res, _ := c.do(&core.Request{Op: core.OpExists, Path: path})
 	return existsResult(res)
 }
 
-func existsResult(res result) (bool, *zk.Stat, error) {
-	switch res.err {
+func existsResult(res core.Result) (bool, *zk.Stat, error) {
+	switch res.Err {
 	case zk.ErrConnectionClosed:
-		return false, nil, res.err
+		return false, nil, res.Err
 	case zk.ErrNoNode:
-		return false, &res.stat, nil
+		return false, &res.Stat, nil
 	}
-	return res.err == nil, &res.stat, res.err
+	return res.Err == nil, &res.Stat, res.Err
 }
 
 // ExistsW is Exists that also leaves a watch, whether or not the znode exists: NodeCreated fires it for a
 // missing znode; NodeDataChanged or NodeDeleted for an existing one.
 func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return false, nil, nil, err
 	}
-	res, ch := c.do(&request{op: opExists, path: path, watch: true})
+	res, ch := c.do(&core.Request{Op: core.OpExists, Path: path, Watch: true})
 	ok, st, err := existsResult(res)
 	if err != nil {
 		return false, nil, nil, err
@@ -429,64 +436,64 @@ func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 
 // Get returns a znode's data and stat.
 func (c *Conn) Get(path string) ([]byte, *zk.Stat, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return nil, nil, err
 	}
-	res, _ := c.do(&request{op: opGetData, path: path})
-	if res.err == zk.ErrConnectionClosed {
-		return nil, nil, res.err
+	res, _ := c.do(&core.Request{Op: core.OpGetData, Path: path})
+	if res.Err == zk.ErrConnectionClosed {
+		return nil, nil, res.Err
 	}
-	return res.data, &res.stat, res.err
+	return res.Data, &res.Stat, res.Err
 }
 
 // GetW is Get that also leaves a data watch (none when the znode does not exist: the call fails with
 // zk.ErrNoNode).
 func (c *Conn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return nil, nil, nil, err
 	}
-	res, ch := c.do(&request{op: opGetData, path: path, watch: true})
-	if res.err != nil {
-		return nil, nil, nil, res.err
+	res, ch := c.do(&core.Request{Op: core.OpGetData, Path: path, Watch: true})
+	if res.Err != nil {
+		return nil, nil, nil, res.Err
 	}
-	return res.data, &res.stat, ch, nil
+	return res.Data, &res.Stat, ch, nil
 }
 
 // Set replaces a znode's data if its version matches (-1 matches any) and returns the new stat.
 func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return nil, err
 	}
-	res, _ := c.do(&request{op: opSetData, path: path, data: data, version: version})
-	if res.err == zk.ErrConnectionClosed {
-		return nil, res.err
+	res, _ := c.do(&core.Request{Op: core.OpSetData, Path: path, Data: data, Version: version})
+	if res.Err == zk.ErrConnectionClosed {
+		return nil, res.Err
 	}
-	return &res.stat, res.err
+	return &res.Stat, res.Err
 }
 
 // Children returns a znode's children, in an order that is deterministic for the server's seed and
 // deliberately not sorted (a real server returns them in hash-set order), with the znode's stat.
 func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return nil, nil, err
 	}
-	res, _ := c.do(&request{op: opGetChildren, path: path})
-	if res.err == zk.ErrConnectionClosed {
-		return nil, nil, res.err
+	res, _ := c.do(&core.Request{Op: core.OpGetChildren, Path: path})
+	if res.Err == zk.ErrConnectionClosed {
+		return nil, nil, res.Err
 	}
-	return res.children, &res.stat, res.err
+	return res.Children, &res.Stat, res.Err
 }
 
 // ChildrenW is Children that also leaves a child watch (none when the znode does not exist).
 func (c *Conn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return nil, nil, nil, err
 	}
-	res, ch := c.do(&request{op: opGetChildren, path: path, watch: true})
-	if res.err != nil {
-		return nil, nil, nil, res.err
+	res, ch := c.do(&core.Request{Op: core.OpGetChildren, Path: path, Watch: true})
+	if res.Err != nil {
+		return nil, nil, nil, res.Err
 	}
-	return res.children, &res.stat, ch, nil
+	return res.Children, &res.Stat, ch, nil
 }
 
 // Multi runs the operations (*zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest,
@@ -503,33 +510,51 @@ func (c *Conn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 			return nil, fmt.Errorf("unknown operation type %T", op)
 		}
 	}
-	res, _ := c.do(&request{op: opMulti, ops: ops})
-	if res.err == zk.ErrConnectionClosed {
-		return nil, res.err
+	res, _ := c.do(&core.Request{Op: core.OpMulti, Ops: multiOps(ops)})
+	if res.Err == zk.ErrConnectionClosed {
+		return nil, res.Err
 	}
-	if res.err == nil {
+	if res.Err == nil {
 		for i, op := range ops {
 			if o, ok := op.(*zk.CreateRequest); ok && o.Flags == zk.FlagContainer {
 				// The server applied the multi, but answers a container create with a result type
 				// (createContainer) go-zookeeper cannot decode: it stops there with zk.ErrAPIError.
-				return res.multi[:i], zk.ErrAPIError
+				return res.Multi[:i], zk.ErrAPIError
 			}
 		}
 	}
-	return res.multi, res.err
+	return res.Multi, res.Err
 }
 
 // Sync waits until the server has applied every write it had received before, and returns path.
 func (c *Conn) Sync(path string) (string, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return "", err
 	}
-	res, _ := c.do(&request{op: opSync, path: path})
-	if res.err == zk.ErrConnectionClosed {
-		return "", res.err
+	res, _ := c.do(&core.Request{Op: core.OpSync, Path: path})
+	if res.Err == zk.ErrConnectionClosed {
+		return "", res.Err
 	}
-	return res.path, res.err
+	return res.Path, res.Err
 }
 
 // String names the client for traces and error messages.
 func (c *Conn) String() string { return fmt.Sprintf("model client %d", c.id) }
+
+// multiOps translates Multi's operations (go-zookeeper's request types, checked by Multi) into the core's.
+func multiOps(ops []any) []core.Request {
+	out := make([]core.Request, len(ops))
+	for i, op := range ops {
+		switch o := op.(type) {
+		case *zk.CreateRequest:
+			out[i] = core.Request{Op: core.OpCreate, Path: o.Path, Data: o.Data, Flags: o.Flags, ACL: o.Acl}
+		case *zk.DeleteRequest:
+			out[i] = core.Request{Op: core.OpDelete, Path: o.Path, Version: o.Version}
+		case *zk.SetDataRequest:
+			out[i] = core.Request{Op: core.OpSetData, Path: o.Path, Data: o.Data, Version: o.Version}
+		case *zk.CheckVersionRequest:
+			out[i] = core.Request{Op: core.OpCheck, Path: o.Path, Version: o.Version}
+		}
+	}
+	return out
+}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 type nilStringer struct{ s string }
@@ -57,48 +59,21 @@ func TestDetailFormatsAsSprintf(t *testing.T) {
 	}
 }
 
-// TestRequestStringFormatsAsFmt: the requests a checker's run renders most (create, setData, delete, check)
-// read as fmt's %d and %q made them, whatever the data's bytes.
-func TestRequestStringFormatsAsFmt(t *testing.T) {
-	for _, data := range [][]byte{nil, []byte("worker"), []byte("a\"b\\c\n\x00\xff\u00e9")} {
-		for _, r := range []*request{
-			{op: opCreate, path: "/lock/n-", flags: 3, data: data},
-			{op: opCreateContainer, path: "/c", flags: -1, data: data},
-			{op: opSetData, path: "/a", version: -1, data: data},
-			{op: opDelete, path: "/a", version: 7},
-			{op: opCheck, path: "/a", version: -1},
-		} {
-			want := r.op.String() + " " + r.path
-			switch r.op {
-			case opCreate, opCreateContainer:
-				want += fmt.Sprintf(" flags=%d data=%q", r.flags, r.data)
-			case opSetData:
-				want += fmt.Sprintf(" version=%d data=%q", r.version, r.data)
-			default:
-				want += fmt.Sprintf(" version=%d", r.version)
-			}
-			if got := r.String(); got != want {
-				t.Errorf("request.String() = %q, want %q", got, want)
-			}
-		}
-	}
-}
-
 // TestDescribeResultFormatsAsFmt: the results a checker's run renders most (children, exists, setData) read
 // as fmt's %v and %d made them.
 func TestDescribeResultFormatsAsFmt(t *testing.T) {
 	st := zk.Stat{Version: -1, Czxid: 0x1f56c93}
 	for _, c := range []struct {
-		op   opKind
-		res  result
+		op   core.Op
+		res  core.Result
 		want string
 	}{
-		{opGetChildren, result{children: nil}, fmt.Sprintf("%v", []string(nil))},
-		{opGetChildren, result{children: []string{"n-0000000001", "a b", ""}}, fmt.Sprintf("%v", []string{"n-0000000001", "a b", ""})},
-		{opExists, result{stat: st}, fmt.Sprintf("true version=%d czxid=%d", st.Version, st.Czxid)},
-		{opSetData, result{stat: st}, fmt.Sprintf("version=%d czxid=%d", st.Version, st.Czxid)},
+		{core.OpGetChildren, core.Result{Children: nil}, fmt.Sprintf("%v", []string(nil))},
+		{core.OpGetChildren, core.Result{Children: []string{"n-0000000001", "a b", ""}}, fmt.Sprintf("%v", []string{"n-0000000001", "a b", ""})},
+		{core.OpExists, core.Result{Stat: st}, fmt.Sprintf("true version=%d czxid=%d", st.Version, st.Czxid)},
+		{core.OpSetData, core.Result{Stat: st}, fmt.Sprintf("version=%d czxid=%d", st.Version, st.Czxid)},
 	} {
-		if got := describeResult(&request{op: c.op, path: "/a"}, c.res); got != c.want+" zxid=0" {
+		if got := describeResult(&core.Request{Op: c.op, Path: "/a"}, c.res); got != c.want+" zxid=0" {
 			t.Errorf("describeResult(%s) = %q, want %q", c.op, got, c.want+" zxid=0")
 		}
 	}

@@ -61,9 +61,11 @@
 //
 // # Pure core
 //
-// The server's state lives in a pure core (core.go): no goroutines, no clock, no global randomness, and no
-// map order leaking into any result, so the same calls and steps give byte-identical histories. The
-// transport (server.go) and the client handle (conn.go) are thin layers around it.
+// The server's state lives in a pure core (package model/internal/core): no goroutines, no clock, no global
+// randomness, and no map order leaking into any result, so the same calls and steps give byte-identical
+// histories. It has one door, Apply(session, request) returning the result and the watch events, beside the
+// session lifecycle, the clock and read-only views; the transport (server.go), the wire front end (wire.go)
+// and the client handle (conn.go) translate into its own request type and are thin layers around it.
 //
 // # Real clients, on the wire
 //

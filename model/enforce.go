@@ -32,17 +32,14 @@ func (s *Server) refusesUnauthenticated(c *Conn, op int32) bool {
 	if len(s.cfg.enforceAuth) == 0 || op == jute.OpAuth || op == jute.OpSASL {
 		return false
 	}
-	sess, ok := s.core.sessions[c.session]
-	if !ok {
+	if _, ok := s.core.Session(c.session); !ok {
 		return true
 	}
 	for _, scheme := range s.cfg.enforceAuth {
 		switch {
 		case scheme == "ip":
 			return false // every connection has its address
-		case scheme == "super" && sess.auth.super:
-			return false
-		case slices.ContainsFunc(sess.auth.ids, func(id authID) bool { return id.scheme == scheme }):
+		case s.core.Authenticated(c.session, scheme):
 			return false
 		}
 	}

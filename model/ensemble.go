@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // This file is the emulated ensemble: one model state served by n servers (members), each of which can be
@@ -29,13 +31,13 @@ import (
 
 // ensembleState is the members' state. Member i is "server i" (0-based, as realzk numbers them).
 type ensembleState struct {
-	down       []bool           // stopped members; its length is the ensemble's size
-	ids        []int64          // each member's server id (its server.N line's N)
-	leader     int              // the leading member, or -1 when no majority runs
-	listeners  [][]net.Listener // each member's TCP listeners
-	addrs      [][]string       // the addresses they were opened on, to listen on again after a restart
-	traceMasks map[int]int64    // members' trace masks, once stmk set them (flw.go)
-	reads      []nsCounts       // each member's reads per namespace since it started (nsmetrics.go)
+	down       []bool                 // stopped members; its length is the ensemble's size
+	ids        []int64                // each member's server id (its server.N line's N)
+	leader     int                    // the leading member, or -1 when no majority runs
+	listeners  [][]net.Listener       // each member's TCP listeners
+	addrs      [][]string             // the addresses they were opened on, to listen on again after a restart
+	traceMasks map[int]int64          // members' trace masks, once stmk set them (flw.go)
+	reads      []core.NamespaceCounts // each member's reads per namespace since it started (nsmetrics.go)
 }
 
 func newEnsemble(ids []int64) ensembleState {
@@ -43,7 +45,7 @@ func newEnsemble(ids []int64) ensembleState {
 		ids = []int64{1}
 	}
 	n := len(ids)
-	return ensembleState{down: make([]bool, n), ids: slices.Clone(ids), leader: n - 1, listeners: make([][]net.Listener, n), addrs: make([][]string, n), reads: make([]nsCounts, n)}
+	return ensembleState{down: make([]bool, n), ids: slices.Clone(ids), leader: n - 1, listeners: make([][]net.Listener, n), addrs: make([][]string, n), reads: make([]core.NamespaceCounts, n)}
 }
 
 // memberIDs returns the server ids of the members' configuration lines.
@@ -77,20 +79,17 @@ func (e *ensembleState) runningIDs() []int64 {
 
 // voter reports whether member i is a participant of the configuration (a standalone server is).
 func (s *Server) voter(i int) bool {
-	if s.core.config == nil {
+	if !s.core.HasConfig() {
 		return true
 	}
-	q, ok := s.core.config.find(s.ens.ids[i])
-	return ok && !q.observer
+	q, ok := s.core.ConfigMember(s.ens.ids[i])
+	return ok && !q.Observer
 }
 
 // observer reports whether member i is an observer of the configuration.
 func (s *Server) observer(i int) bool {
-	if s.core.config == nil {
-		return false
-	}
-	q, ok := s.core.config.find(s.ens.ids[i])
-	return ok && q.observer
+	q, ok := s.core.ConfigMember(s.ens.ids[i])
+	return ok && q.Observer
 }
 
 // quorum reports whether a majority of the configuration's participants runs, and how many a majority is.
@@ -104,8 +103,8 @@ func (s *Server) quorum() (bool, int) {
 			}
 		}
 	}
-	if s.core.config != nil {
-		voters = len(s.core.config.voters()) // joining servers the ensemble has no member for yet count too
+	if s.core.HasConfig() {
+		voters = len(s.core.Voters()) // joining servers the ensemble has no member for yet count too
 	}
 	return running > voters/2, voters/2 + 1
 }
@@ -248,7 +247,7 @@ func (s *Server) ListenEnsembleOn(addrs ...string) ([]string, error) {
 	case s.ens.size() == 1 && n > 1 && !s.ens.down[0]:
 		members := defaultMembers(n)
 		grown := newEnsemble(memberIDs(members))
-		s.core.setMembers(members)
+		s.core.SetMembers(members)
 		grown.leader = s.ens.leader
 		if grown.leader >= 0 {
 			grown.leader = n - 1
@@ -381,8 +380,8 @@ func (s *Server) elect() {
 			break
 		}
 	}
-	for _, sess := range s.core.sessions {
-		s.heard(sess)
+	for _, sid := range s.core.SessionIDs() {
+		s.heard(sid)
 	}
 }
 
@@ -478,13 +477,13 @@ func (c *Conn) servedBy() int {
 // ensemble does when a reconfig removes its leader (measured). A removed server keeps running and serving as
 // a follower. Caller holds s.mu.
 func (s *Server) reconfigured() {
-	if s.core.config == nil {
+	if !s.core.HasConfig() {
 		return
 	}
-	for _, q := range s.core.config.servers {
-		if !slices.Contains(s.ens.ids, q.id) {
-			s.ens.add(q.id)
-			s.record(nil, "reconfig", "server.%d joined the configuration; the ensemble does not run it (s%d, stopped)", q.id, s.ens.size()-1)
+	for _, q := range s.core.ConfigMembers() {
+		if !slices.Contains(s.ens.ids, q.ID) {
+			s.ens.add(q.ID)
+			s.record(nil, "reconfig", "server.%d joined the configuration; the ensemble does not run it (s%d, stopped)", q.ID, s.ens.size()-1)
 		}
 	}
 	if old := s.ens.leader; old >= 0 && !s.voter(old) {

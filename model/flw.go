@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // This file is the four-letter words: a connection whose first four bytes are one of ZooKeeper 3.8's words
@@ -187,79 +189,6 @@ func (s *Server) setTraceMask(i int, mask int64) {
 	s.ens.traceMasks[i] = mask
 }
 
-// --- figures -----------------------------------------------------------------------------------------------
-
-// coreFigures are the state's figures the four-letter words report.
-type coreFigures struct {
-	nodes      int   // as ZooKeeper counts them: the root twice ("" and "/")
-	dataSize   int64 // the sum of every node's path and data lengths (zk_approximate_data_size)
-	sessions   int
-	ephemerals int
-	zxid       int64
-}
-
-// figures returns the state's figures.
-func (c *core) figures() coreFigures {
-	f := coreFigures{nodes: len(c.nodes) + 1, sessions: len(c.sessions), zxid: c.zxid}
-	for p, n := range c.nodes {
-		f.dataSize += int64(len(p) + len(n.data))
-	}
-	for _, sess := range c.sessions {
-		f.ephemerals += len(sess.ephemeral)
-	}
-	return f
-}
-
-// dataWatchPaths returns the paths session sid has a data watch on (getData, exists, or a persistent one),
-// sorted: the watches wchs, wchc and wchp list.
-func (c *core) dataWatchPaths(sid int64) []string {
-	var out []string
-	for p, sids := range c.watches[dataWatch] {
-		if _, ok := sids[sid]; ok {
-			out = append(out, p)
-		}
-	}
-	for p, sids := range c.persist[dataWatch] {
-		if _, ok := sids[sid]; ok && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// watchCount returns how many watches session sid has, data and child ones (zk_watch_count).
-func (c *core) watchCount(sid int64) int {
-	n := 0
-	for kind := range c.watches {
-		for _, sids := range c.watches[kind] {
-			if _, ok := sids[sid]; ok {
-				n++
-			}
-		}
-		for _, sids := range c.persist[kind] {
-			if _, ok := sids[sid]; ok {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// sessionEphemerals returns session sid's ephemeral nodes, sorted.
-func (c *core) sessionEphemerals(sid int64) []string {
-	sess, ok := c.sessions[sid]
-	if !ok {
-		return nil
-	}
-	out := make([]string, 0, len(sess.ephemeral))
-	for p := range sess.ephemeral {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // flwConn is one connection of a server as the four-letter words list it.
 type flwConn struct {
 	addr    string // "/ip:port"
@@ -291,7 +220,7 @@ func (c flwConn) full() string {
 type memberView struct {
 	member  int
 	mode    string
-	fig     coreFigures
+	fig     core.Figures
 	conns   []flwConn // the asking connection first, then by session, then by address
 	watches map[int64][]string
 	count   int // data and child watches of its sessions
@@ -301,7 +230,7 @@ type memberView struct {
 // memberView gathers the figures of the server l is a connection to. Caller holds s.mu.
 func (s *Server) memberView(l *wireLink) memberView {
 	i := l.member
-	v := memberView{member: i, fig: s.core.figures(), watches: map[int64][]string{}, now: s.core.now}
+	v := memberView{member: i, fig: s.core.Figures(), watches: map[int64][]string{}, now: s.core.Now()}
 	switch {
 	case s.ens.size() == 1:
 		v.mode = "standalone"
@@ -330,20 +259,20 @@ func (s *Server) memberView(l *wireLink) memberView {
 	for _, cl := range s.clients {
 		if !cl.wireClient && cl.connected && !cl.finished && cl.member == i && cl.session != 0 {
 			c := flwConn{addr: "/127.0.0.1:0", session: cl.session}
-			if sess, ok := s.core.sessions[cl.session]; ok { // touched whenever its session is heard from
-				c.expiry = cnxnBucket(sess.lastHeard, sess.timeout.Milliseconds())
+			if sess, ok := s.core.Session(cl.session); ok { // touched whenever its session is heard from
+				c.expiry = cnxnBucket(sess.LastHeard, sess.Timeout.Milliseconds())
 			}
 			others = append(others, c)
 		}
 	}
 	for k := range others {
 		c := &others[k]
-		if sess, ok := s.core.sessions[c.session]; ok {
-			c.timeout, c.heard, c.zxid = sess.timeout, sess.lastHeard, s.core.zxid
-			if paths := s.core.dataWatchPaths(c.session); len(paths) > 0 {
+		if sess, ok := s.core.Session(c.session); ok {
+			c.timeout, c.heard, c.zxid = sess.Timeout, sess.LastHeard, s.core.Zxid()
+			if paths := s.core.DataWatchPaths(c.session); len(paths) > 0 {
 				v.watches[c.session] = paths
 			}
-			v.count += s.core.watchCount(c.session)
+			v.count += s.core.WatchCount(c.session)
 		}
 	}
 	slices.SortFunc(others, func(a, b flwConn) int {
@@ -378,7 +307,7 @@ func remoteAddr(nc net.Conn) string {
 func (v memberView) srvr() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Zookeeper version: %s\nLatency min/avg/max: 0/0.0/0\nReceived: 0\nSent: 0\nConnections: %d\nOutstanding: 0\nZxid: %#x\nMode: %s\nNode count: %d\n",
-		zkVersion, len(v.conns), v.fig.zxid, v.mode, v.fig.nodes)
+		zkVersion, len(v.conns), v.fig.Zxid, v.mode, v.fig.Nodes)
 	if v.mode == "leader" {
 		b.WriteString("Proposal sizes last/min/max: -1/-1/-1\n")
 	}
@@ -453,20 +382,20 @@ func javaDate(ms int64) string {
 func (s *Server) dumpWord(v memberView) string {
 	var b strings.Builder
 	b.WriteString("SessionTracker dump:\n")
-	sids := make([]int64, 0, len(s.core.sessions))
-	for sid := range s.core.sessions {
-		sids = append(sids, sid)
+	sids := s.core.SessionIDs()
+	sessions := make([]core.SessionInfo, len(sids))
+	for k, sid := range sids {
+		sessions[k], _ = s.core.Session(sid)
 	}
-	slices.Sort(sids)
 	if v.mode == "follower" {
 		fmt.Fprintf(&b, "Global Sessions(%d):\n", len(sids))
-		for _, sid := range sids {
-			fmt.Fprintf(&b, "%#x\t%dms\n", sid, s.core.sessions[sid].timeout.Milliseconds())
+		for k, sid := range sids {
+			fmt.Fprintf(&b, "%#x\t%dms\n", sid, sessions[k].Timeout.Milliseconds())
 		}
 	} else {
 		deadlines := make([]int64, len(sids))
-		for k, sid := range sids {
-			deadlines[k] = s.sessionDeadline(s.core.sessions[sid])
+		for k := range sids {
+			deadlines[k] = s.sessionDeadline(sessions[k])
 		}
 		times := s.sessionSetTimes(deadlines)
 		fmt.Fprintf(&b, "Session Sets (%d)/(%d):\n", len(times), len(sids))
@@ -481,15 +410,15 @@ func (s *Server) dumpWord(v memberView) string {
 	}
 	b.WriteString("ephemeral nodes dump:\n")
 	var withEph []int64
-	for _, sid := range sids {
-		if len(s.core.sessions[sid].ephemeral) > 0 {
+	for k, sid := range sids {
+		if sessions[k].Ephemerals > 0 {
 			withEph = append(withEph, sid)
 		}
 	}
 	fmt.Fprintf(&b, "Sessions with Ephemerals (%d):\n", len(withEph))
 	for _, sid := range withEph {
 		fmt.Fprintf(&b, "%#x:\n", sid)
-		for _, p := range s.core.sessionEphemerals(sid) {
+		for _, p := range s.core.SessionEphemerals(sid) {
 			fmt.Fprintf(&b, "\t%s\n", p)
 		}
 	}
@@ -544,13 +473,13 @@ func (s *Server) conf(i int) string {
 	if s.ens.size() == 1 {
 		return b.String()
 	}
-	q, _ := s.core.config.find(s.ens.ids[i])
+	q, _ := s.core.ConfigMember(s.ens.ids[i])
 	peerType := 0
-	if q.observer {
+	if q.Observer {
 		peerType = 1
 	}
-	fmt.Fprintf(&b, "initLimit=10\nsyncLimit=5\nelectionAlg=3\nelectionPort=%d\nquorumPort=%d\npeerType=%d\nmembership: \n", q.electionPort, q.quorumPort, peerType)
-	b.WriteString(s.core.config.text()) // no newline after the version: as measured
+	fmt.Fprintf(&b, "initLimit=10\nsyncLimit=5\nelectionAlg=3\nelectionPort=%d\nquorumPort=%d\npeerType=%d\nmembership: \n", q.ElectionPort, q.QuorumPort, peerType)
+	b.WriteString(s.core.ConfigText()) // no newline after the version: as measured
 	return b.String()
 }
 
@@ -614,12 +543,12 @@ func (s *Server) mntr(v memberView) string {
 	known := map[string]string{
 		"zk_version":               zkVersion,
 		"zk_server_state":          v.mode,
-		"zk_ephemerals_count":      strconv.Itoa(v.fig.ephemerals),
+		"zk_ephemerals_count":      strconv.Itoa(v.fig.Ephemerals),
 		"zk_num_alive_connections": strconv.Itoa(len(v.conns)),
-		"zk_znode_count":           strconv.Itoa(v.fig.nodes),
-		"zk_global_sessions":       strconv.Itoa(v.fig.sessions),
+		"zk_znode_count":           strconv.Itoa(v.fig.Nodes),
+		"zk_global_sessions":       strconv.Itoa(v.fig.Sessions),
 		"zk_watch_count":           strconv.Itoa(v.count),
-		"zk_approximate_data_size": strconv.FormatInt(v.fig.dataSize, 10),
+		"zk_approximate_data_size": strconv.FormatInt(v.fig.DataSize, 10),
 		"zk_uptime":                strconv.FormatInt(uptime, 10),
 		"zk_leader_uptime":         strconv.FormatInt(uptime, 10),
 		"zk_synced_followers":      strconv.Itoa(followers),
@@ -641,14 +570,14 @@ func (s *Server) mntr(v memberView) string {
 			namespaces = append(namespaces, line)
 		}
 	}
-	var reads nsCounts
+	var reads core.NamespaceCounts
 	if v.member >= 0 && v.member < len(s.ens.reads) {
 		reads = s.ens.reads[v.member]
 	}
 	for k := 0; k < len(lines); k++ {
 		if strings.Contains(lines[k], "_per_namespace\t") {
 			if lines[k] == namespaces[0] {
-				namespaceLines(&b, reads, s.core.writes, namespaces)
+				namespaceLines(&b, reads, s.core.Writes(), namespaces)
 			}
 			continue
 		}
@@ -672,7 +601,7 @@ func (s *Server) mntr(v memberView) string {
 		b.WriteString(key + "\t" + value + "\n")
 	}
 	if len(namespaces) == 0 { // a standalone server lists them last
-		namespaceLines(&b, reads, s.core.writes, nil)
+		namespaceLines(&b, reads, s.core.Writes(), nil)
 	}
 	return b.String()
 }

@@ -73,7 +73,7 @@ func mustStat(t testing.TB, c *Conn, path string) zk.Stat {
 func lastZxid(srv *Server) int64 {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	return srv.core.zxid
+	return srv.core.Zxid()
 }
 
 // watchEvent is a watch event exactly as go-zookeeper v1.0.4 delivers it.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"pgregory.net/rapid"
+
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // The property test drives a server with random operations from several sessions — and, with the manual
@@ -213,7 +215,7 @@ func (r *propRun) connect() {
 // one and a read none. It runs under the server's lock.
 func (r *propRun) observe(rec Record) {
 	fmt.Fprintf(&r.history, "%s\n", rec)
-	z := r.srv.core.zxid
+	z := r.srv.core.Zxid()
 	if z < r.lastZxid {
 		r.t.Fatalf("zxid went back from %d to %d at %s", r.lastZxid, z, rec)
 	}
@@ -490,58 +492,16 @@ func (r *propRun) check(when string) {
 	fail := func(format string, args ...any) {
 		r.t.Fatalf("%s: %s\n%s", when, fmt.Sprintf(format, args...), r.dumpLocked())
 	}
-	for path, n := range c.nodes {
-		if int(n.stat.NumChildren) != len(n.children) {
-			fail("%s: numChildren %d but %d children", path, n.stat.NumChildren, len(n.children))
-		}
-		for i, e := range n.children {
-			kid := childPath(path, e.name)
-			if _, ok := c.nodes[kid]; !ok {
-				fail("%s lists child %s, which does not exist", path, kid)
-			}
-			if i > 0 && !childLess(n.children[i-1], e) {
-				fail("%s: children out of order at %s", path, e.name)
-			}
-		}
-		if path != "/" {
-			p, ok := c.nodes[parentOf(path)]
-			if !ok || !slices.ContainsFunc(p.children, func(e childEntry) bool { return e.name == baseName(path) }) {
-				fail("%s is not listed by its parent", path)
-			}
-		}
-		if n.isEphemeral() {
-			if len(n.children) > 0 {
-				fail("ephemeral %s has children", path)
-			}
-			s, ok := c.sessions[n.stat.EphemeralOwner]
-			if !ok {
-				fail("ephemeral %s belongs to %#x, which is not a live session", path, n.stat.EphemeralOwner)
-			}
-			if _, ok := s.ephemeral[path]; !ok {
-				fail("ephemeral %s is missing from its session's list", path)
-			}
-		}
-		cv := int64(n.view().Cversion)
-		if prev, ok := r.cversions[path]; ok && prev[0] == n.stat.Czxid && cv < prev[1] {
+	if err := c.CheckInvariants(); err != nil {
+		fail("%v", err)
+	}
+	for _, path := range c.Paths() {
+		st, _ := c.Stat(path)
+		cv := int64(st.Cversion)
+		if prev, ok := r.cversions[path]; ok && prev[0] == st.Czxid && cv < prev[1] {
 			fail("%s: reported cversion went back from %d to %d", path, prev[1], cv)
 		}
-		r.cversions[path] = [2]int64{n.stat.Czxid, cv}
-	}
-	for id, s := range c.sessions {
-		for p := range s.ephemeral {
-			if n, ok := c.nodes[p]; !ok || n.stat.EphemeralOwner != id {
-				fail("session %#x lists ephemeral %s, which it does not own", id, p)
-			}
-		}
-	}
-	for kind := range c.watches {
-		for p, set := range c.watches[kind] {
-			for id := range set {
-				if _, ok := c.sessions[id]; !ok {
-					fail("watch on %s held for %#x, which is not a live session", p, id)
-				}
-			}
-		}
+		r.cversions[path] = [2]int64{st.Czxid, cv}
 	}
 	// Sequence numbers under one parent (one incarnation of it) only grow. Children that appeared in the same
 	// action must have distinct numbers, all above every number seen before.
@@ -550,18 +510,20 @@ func (r *propRun) check(when string) {
 		num       int64
 	}
 	var news []seqNote
-	for path, n := range c.nodes {
+	for _, path := range c.Paths() {
 		num, ok := seqNumber(path)
 		if !ok {
 			continue
 		}
-		id := path + "@" + strconv.FormatInt(n.stat.Czxid, 10)
+		st, _ := c.Stat(path)
+		id := path + "@" + strconv.FormatInt(st.Czxid, 10)
 		if r.seqSeen[id] {
 			continue
 		}
 		r.seqSeen[id] = true
-		parent := parentOf(path)
-		news = append(news, seqNote{parent + "@" + strconv.FormatInt(c.nodes[parent].stat.Czxid, 10), path, num})
+		parent := core.ParentOf(path)
+		pst, _ := c.Stat(parent)
+		news = append(news, seqNote{parent + "@" + strconv.FormatInt(pst.Czxid, 10), path, num})
 	}
 	slices.SortFunc(news, func(a, b seqNote) int {
 		if a.key != b.key {
@@ -586,11 +548,11 @@ func (r *propRun) check(when string) {
 
 // seqNumber returns the sequence number of a node created from one of propSeqPrefixes.
 func seqNumber(path string) (int64, bool) {
-	name := baseName(path)
+	name := core.BaseName(path)
 	switch {
 	case strings.HasPrefix(name, "s-"), strings.HasPrefix(name, "e-"):
 		name = name[2:]
-	case parentOf(path) != "/":
+	case core.ParentOf(path) != "/":
 		return 0, false
 	}
 	if len(name) < 10 {
@@ -602,7 +564,7 @@ func seqNumber(path string) (int64, bool) {
 
 func (r *propRun) dumpLocked() string {
 	var b strings.Builder
-	r.srv.core.dump(&b)
+	r.srv.core.Dump(&b)
 	return b.String()
 }
 

@@ -6,11 +6,12 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/internal/evqueue"
 	"github.com/zkmodel/zkmodel/internal/watches"
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // This file is the client's side of ZooKeeper 3.6+'s persistent watches (addWatch) and of removeWatches and
 // checkWatches: requests go-zookeeper v1.0.4 cannot send, which *Conn offers with the shape go-zookeeper's
-// development branch gives AddWatch. The server's side is in core.go (addPersistentWatch, watchedBy).
+// development branch gives AddWatch. The server's side is in the core (internal/core/core.go: addPersistentWatch, watchedBy).
 
 // The watch types RemoveWatches and CheckWatches take (Java's Watcher.WatcherType; ZooKeeper 3.8.0 knows no
 // others and answers them with a marshalling error).
@@ -23,7 +24,7 @@ const (
 // ErrNoWatcher is what RemoveWatches and CheckWatches return when the session has no such watch: ZooKeeper's
 // code -121, which go-zookeeper v1.0.4 has no named error for (its text is go-zookeeper's: "unknown error:
 // -121").
-var ErrNoWatcher = errNoWatcher
+var ErrNoWatcher = core.ErrNoWatcher
 
 // persistentBuffer is how many events a persistent watch's channel holds before the ones that follow wait,
 // in order, for the reader (internal/evqueue hands them over; none is ever dropped).
@@ -39,16 +40,16 @@ const persistentBuffer = 64
 // path and table: a later exists, getData or getChildren with a watch replaces the persistent one in its
 // table (data or child), and AddWatch replaces the standard ones and the other mode.
 func (c *Conn) AddWatch(path string, recursive bool) (<-chan zk.Event, error) {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return nil, err
 	}
-	r := &request{op: opAddWatch, path: path}
+	r := &core.Request{Op: core.OpAddWatch, Path: path}
 	if recursive {
-		r.mode = 1
+		r.Mode = 1
 	}
 	res, ch := c.do(r)
-	if res.err != nil {
-		return nil, res.err
+	if res.Err != nil {
+		return nil, res.Err
 	}
 	return ch, nil
 }
@@ -60,46 +61,46 @@ func (c *Conn) AddWatch(path string, recursive bool) (<-chan zk.Event, error) {
 // WatcherChildren, data and exist watches for WatcherData, and for WatcherAny those and the persistent ones.
 // The server sends nothing for a removal.
 func (c *Conn) RemoveWatches(path string, watcherType int32) error {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return err
 	}
-	res, _ := c.do(&request{op: opRemoveWatches, path: path, mode: watcherType})
-	return res.err
+	res, _ := c.do(&core.Request{Op: core.OpRemoveWatches, Path: path, Mode: watcherType})
+	return res.Err
 }
 
 // CheckWatches returns nil if the session has a watch of watcherType on path (checkWatches), standard or
 // persistent, and ErrNoWatcher otherwise. A recursive watch counts only on its own path.
 func (c *Conn) CheckWatches(path string, watcherType int32) error {
-	if err := validatePath(path, false); err != nil {
+	if err := core.ValidatePath(path, false); err != nil {
 		return err
 	}
-	res, _ := c.do(&request{op: opCheckWatches, path: path, mode: watcherType})
-	return res.err
+	res, _ := c.do(&core.Request{Op: core.OpCheckWatches, Path: path, Mode: watcherType})
+	return res.Err
 }
 
 // registerPersistent does, when the reply to r arrives, what the client does with the persistent watches:
 // AddWatch's channel, and RemoveWatches' ending of channels. It returns AddWatch's channel.
-func (c *Conn) registerPersistent(r *request, err error) <-chan zk.Event {
+func (c *Conn) registerPersistent(r *core.Request, err error) <-chan zk.Event {
 	if err != nil {
 		return nil
 	}
-	switch r.op {
-	case opAddWatch:
+	switch r.Op {
+	case core.OpAddWatch:
 		kind := watches.Persistent
-		if r.mode == 1 {
+		if r.Mode == 1 {
 			kind = watches.Recursive
 		}
 		w := evqueue.New(persistentBuffer)
 		if c.persistent == nil {
 			c.persistent = watches.Table[*evqueue.Queue]{}
 		}
-		c.persistent.Add(r.path, kind, w)
+		c.persistent.Add(r.Path, kind, w)
 		return w.C()
-	case opRemoveWatches:
-		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateSyncConnected, Path: r.path}
-		for _, kind := range watches.Removed(r.mode) {
-			c.fireStandard(ev, r.path, kind)
-			for _, w := range c.persistent.Take(r.path, kind) {
+	case core.OpRemoveWatches:
+		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateSyncConnected, Path: r.Path}
+		for _, kind := range watches.Removed(r.Mode) {
+			c.fireStandard(ev, r.Path, kind)
+			for _, w := range c.persistent.Take(r.Path, kind) {
 				w.Push(ev)
 				w.Close()
 			}

@@ -82,7 +82,7 @@ func (s *Server) applySASL(c *Conn, w *wireCall) (string, bool) {
 		return fmt.Sprintf("error auth failed (%v); closing", err), true
 	}
 	if !done && l.sasl.Complete() {
-		s.core.addSASL(c.session, l.sasl.User())
+		s.core.AddSASL(c.session, l.sasl.User())
 		w.frame = saslReply(w.xid, 0, token)
 		return "ok sasl:" + l.sasl.User(), false
 	}

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
@@ -211,14 +210,5 @@ func TestSetSequenceErrors(t *testing.T) {
 	}
 	if err := srv.SetSequence("/missing", 1); !isErr(err, zk.ErrNoNode) {
 		t.Errorf("SetSequence(missing): %v, want zk.ErrNoNode", err)
-	}
-}
-
-// TestWithSequence: sequence suffixes are formatted exactly as fmt's %010d formats them.
-func TestWithSequence(t *testing.T) {
-	for _, n := range []int32{0, 1, 9, 10, 42, 999999999, 1000000000, 1234567890, math.MaxInt32, -1, -5, -123456789, -999999999, -1000000000, math.MinInt32} {
-		if got, want := withSequence("/p/s-", n), "/p/s-"+fmt.Sprintf("%010d", n); got != want {
-			t.Errorf("withSequence(%d) = %q, want %q", n, got, want)
-		}
 	}
 }

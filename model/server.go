@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // Server is an in-memory ZooKeeper server: the pure core plus the transport between it and its clients.
@@ -21,7 +22,7 @@ import (
 type Server struct {
 	mu        sync.Mutex
 	cfg       config
-	core      *core
+	core      *core.Core
 	clients   []*Conn
 	seq       int  // records emitted
 	inStep    bool // a step is being taken (Do, Advance, Expire): its records are marked Step
@@ -115,6 +116,11 @@ func WithContainerCheckInterval(d time.Duration) Option {
 	}
 }
 
+// DefaultContainerCheckInterval is how often the container manager looks for empty containers and expired
+// TTL nodes unless WithContainerCheckInterval says otherwise: ZooKeeper's znode.container.checkIntervalMs
+// default, one minute.
+const DefaultContainerCheckInterval = 60_000 // milliseconds
+
 // NewServer returns a server with a fresh tree holding only / and /zookeeper (with config and quota).
 func NewServer(opts ...Option) *Server {
 	cfg := config{seed: 1, tick: 2 * time.Second, start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -122,18 +128,15 @@ func NewServer(opts ...Option) *Server {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	core := newCore(uint64(cfg.seed), cfg.start.UnixMilli())
-	core.configureReaper(cfg.extended, cfg.check.Milliseconds())
-	core.super = cfg.superDigest
-	core.saslSuper, core.saslACL = cfg.sasl.SuperUser, cfg.sasl.ACLs
-	core.reconfigOn = cfg.reconfig
-	core.skipACL = cfg.skipACL
+	c := core.New(uint64(cfg.seed), cfg.start.UnixMilli())
+	c.ConfigureReaper(cfg.extended, cfg.check.Milliseconds())
+	c.Configure(cfg.coreSettings())
 	members := cfg.memberList
 	if members == nil {
 		members = defaultMembers(max(cfg.members, 1))
 	}
-	core.setMembers(members)
-	return &Server{cfg: cfg, core: core, ens: newEnsemble(memberIDs(members))}
+	c.SetMembers(members)
+	return &Server{cfg: cfg, core: c, ens: newEnsemble(memberIDs(members))}
 }
 
 // Record is one step of the server's history, as given to an observer.
@@ -169,7 +172,7 @@ func (s *Server) record(c *Conn, kind, format string, args ...any) {
 		return
 	}
 	s.seq++
-	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: detail(format, args), Step: s.inStep}
+	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.Now()-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: detail(format, args), Step: s.inStep}
 	if c != nil {
 		r.Client, r.Session = c.id, c.session
 	}
@@ -224,7 +227,7 @@ func (s *Server) Connect(sessionTimeout time.Duration) (*Conn, <-chan zk.Event, 
 	s.clients = append(s.clients, c)
 	c.setState(zk.StateConnecting)
 	c.setState(zk.StateConnected)
-	c.session = s.core.createSession(s.negotiate(sessionTimeout))
+	c.session = s.core.CreateSession(s.negotiate(sessionTimeout))
 	c.connected = true
 	c.setState(zk.StateHasSession)
 	s.record(c, "connect", "session %#x timeout=%s", c.session, s.negotiate(sessionTimeout))
@@ -251,12 +254,12 @@ func (s *Server) stepping() (done func()) {
 }
 
 func (s *Server) expire(sid int64) {
-	notes, ok := s.core.closeSession(sid)
+	notes, ok := s.core.CloseSession(sid)
 	if !ok {
 		return
 	}
 	owner := s.owner(sid)
-	s.record(owner, "expire", "session %#x expired (zxid=%d)", sid, s.core.zxid)
+	s.record(owner, "expire", "session %#x expired (zxid=%d)", sid, s.core.Zxid())
 	s.route(notes)
 	if owner != nil && owner.connected && !owner.closing {
 		// The server closes the connection; what it had already sent still arrives first.
@@ -277,12 +280,12 @@ func (s *Server) owner(sid int64) *Conn {
 
 // route queues watch events for the clients whose sessions they are for. An event for a session whose client
 // is not connected is lost, as on a real server; the client's watch comes back when it reconnects (SetWatches).
-func (s *Server) route(notes []notification) {
+func (s *Server) route(notes []core.Notification) {
 	for _, n := range notes {
-		if c := s.owner(n.session); c != nil && c.connected && !c.closing {
-			c.outbox = append(c.outbox, outItem{event: n.event})
+		if c := s.owner(n.Session); c != nil && c.connected && !c.closing {
+			c.outbox = append(c.outbox, outItem{event: n.Event})
 			if s.cfg.observer != nil { // checked here so that the arguments are not boxed for nothing
-				s.record(c, "notify", "%s %s zxid=%d", n.event.Type, n.event.Path, s.core.zxid)
+				s.record(c, "notify", "%s %s zxid=%d", n.Event.Type, n.Event.Path, s.core.Zxid())
 			}
 		}
 	}
@@ -300,15 +303,15 @@ func (s *Server) Advance(d time.Duration) {
 	defer s.mu.Unlock()
 	s.flushOutgoing()
 	defer s.stepping()()
-	from, target := s.core.now, s.core.now+d.Milliseconds()
-	s.core.now = target // the record carries the time the clock moves to
+	from, target := s.core.Now(), s.core.Now()+d.Milliseconds()
+	s.core.SetNow(target) // the record carries the time the clock moves to
 	s.record(nil, "advance", "clock +%s", d)
 	if !s.ens.anyServing() {
-		s.core.passedTo(target) // nor does the container manager run: it runs on the leader
+		s.core.PassedTo(target) // nor does the container manager run: it runs on the leader
 		s.settle()              // without a leader no session expires: the next leader restarts their deadlines
 		return
 	}
-	s.core.now = from
+	s.core.SetNow(from)
 	heard := map[int64]bool{}
 	for _, c := range s.clients {
 		if c.connected && !c.closing && c.session != 0 {
@@ -320,18 +323,18 @@ func (s *Server) Advance(d time.Duration) {
 	// after it, as on a real server. Without them it moves to target at once.
 	for {
 		step := target
-		if at, ok := s.core.nextReap(); ok && at < step {
+		if at, ok := s.core.NextReap(); ok && at < step {
 			step = at
 		}
-		if dl, ok := s.nextDeadline(heard); ok && dl < step && s.core.reaper.active() {
-			step = max(dl, s.core.now)
+		if dl, ok := s.nextDeadline(heard); ok && dl < step && s.core.ReaperActive() {
+			step = max(dl, s.core.Now())
 		}
-		s.core.now = step
+		s.core.SetNow(step)
 		s.expireUnheard(heard)
-		if at, ok := s.core.nextReap(); ok && at <= s.core.now {
+		if at, ok := s.core.NextReap(); ok && at <= s.core.Now() {
 			s.reap()
 		}
-		s.core.passedTo(s.core.now)
+		s.core.PassedTo(s.core.Now())
 		if step == target {
 			break
 		}
@@ -341,15 +344,16 @@ func (s *Server) Advance(d time.Duration) {
 
 // sessionDeadline is when a session not heard from since lastHeard expires: its timeout rounded up to the next
 // tick, as ZooKeeper's expiry queue does.
-func (s *Server) sessionDeadline(sess *session) int64 {
+func (s *Server) sessionDeadline(sess core.SessionInfo) int64 {
 	tick := s.cfg.tick.Milliseconds()
-	return (sess.lastHeard+sess.timeout.Milliseconds())/tick*tick + tick
+	return (sess.LastHeard+sess.Timeout.Milliseconds())/tick*tick + tick
 }
 
 // nextDeadline returns the earliest expiry deadline of the sessions not in heard.
 func (s *Server) nextDeadline(heard map[int64]bool) (int64, bool) {
 	best, ok := int64(0), false
-	for id, sess := range s.core.sessions {
+	for _, id := range s.core.SessionIDs() {
+		sess, _ := s.core.Session(id)
 		if dl := s.sessionDeadline(sess); !heard[id] && (!ok || dl < best) {
 			best, ok = dl, true
 		}
@@ -360,13 +364,12 @@ func (s *Server) nextDeadline(heard map[int64]bool) (int64, bool) {
 // expireUnheard brings the sessions in heard up to date and expires, in id order, the others whose deadline
 // has passed.
 func (s *Server) expireUnheard(heard map[int64]bool) {
-	for _, id := range slices.Sorted(maps.Keys(s.core.sessions)) {
-		sess := s.core.sessions[id]
+	for _, id := range s.core.SessionIDs() {
 		if heard[id] {
-			s.heard(sess)
+			s.heard(id)
 			continue
 		}
-		if s.core.now >= s.sessionDeadline(sess) {
+		if sess, ok := s.core.Session(id); ok && s.core.Now() >= s.sessionDeadline(sess) {
 			s.expire(id)
 		}
 	}
@@ -374,9 +377,9 @@ func (s *Server) expireUnheard(heard map[int64]bool) {
 
 // reap runs a pass of the container manager and sends its watch events.
 func (s *Server) reap() {
-	deleted, notes := s.core.reap()
+	deleted, notes := s.core.Reap()
 	for i, p := range deleted {
-		s.record(nil, "reap", "container manager deleted %s zxid=%d", p, s.core.zxid-int64(len(deleted)-1-i))
+		s.record(nil, "reap", "container manager deleted %s zxid=%d", p, s.core.Zxid()-int64(len(deleted)-1-i))
 	}
 	s.route(notes)
 }
@@ -385,7 +388,7 @@ func (s *Server) reap() {
 func (s *Server) Now() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return time.UnixMilli(s.core.now).UTC()
+	return time.UnixMilli(s.core.Now()).UTC()
 }
 
 // Dump renders the server's whole state — every node with its data and stat, the sessions and the watches —
@@ -394,8 +397,8 @@ func (s *Server) Dump() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "time %s\n", fmtElapsed(time.Duration(s.core.now-s.cfg.start.UnixMilli())*time.Millisecond))
-	s.core.dump(&b)
+	fmt.Fprintf(&b, "time %s\n", fmtElapsed(time.Duration(s.core.Now()-s.cfg.start.UnixMilli())*time.Millisecond))
+	s.core.Dump(&b)
 	return b.String()
 }
 
@@ -403,16 +406,14 @@ func (s *Server) Dump() string {
 // It is not a ZooKeeper operation: it lets tests reach the int32 wrap-around of sequence numbers, which a real
 // server reaches only after 2^31 changes to the children.
 func (s *Server) SetSequence(path string, next int32) error {
-	if why := pathProblem(path, false); why != "" {
+	if why := core.PathProblem(path, false); why != "" {
 		return fmt.Errorf("model: SetSequence: path %q %s: %w", path, why, zk.ErrInvalidPath)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, ok := s.core.nodes[path]
-	if !ok {
-		return fmt.Errorf("model: SetSequence %s: %w", path, zk.ErrNoNode)
+	if err := s.core.SetSequence(path, next); err != nil {
+		return fmt.Errorf("model: SetSequence %s: %w", path, err)
 	}
-	n.stat.Cversion = next
 	return nil
 }
 
@@ -608,7 +609,7 @@ func (s *Server) can(c *Conn, k StepKind) bool {
 	case Disconnect:
 		return live
 	case ExpireSession:
-		_, ok := s.core.sessions[c.session]
+		_, ok := s.core.Session(c.session)
 		return ok && !c.finished && s.ens.anyServing() // only a leader expires sessions
 	}
 	return false
@@ -656,20 +657,18 @@ func (s *Server) Do(st Step) error {
 func (s *Server) apply(c *Conn) {
 	cl := c.sent[0]
 	c.sent = popFront(c.sent)
-	if sess, ok := s.core.sessions[c.session]; ok {
-		s.heard(sess)
-	}
+	s.heard(c.session)
 	if cl.wire != nil {
 		s.applyWire(c, cl)
 		return
 	}
-	if (cl.req.op == opCreate || cl.req.op == opSetData || cl.req.op == opMulti) && cl.req.wireSize() > maxPacket {
-		s.record(c, "disconnect", "server dropped the connection: %s is a %d-byte packet, over jute.maxbuffer (%d)", cl.req.op, cl.req.wireSize(), maxPacket)
+	if (cl.req.Op == core.OpCreate || cl.req.Op == core.OpSetData || cl.req.Op == core.OpMulti) && cl.req.WireSize() > core.MaxPacket {
+		s.record(c, "disconnect", "server dropped the connection: %s is a %d-byte packet, over jute.maxbuffer (%d)", cl.req.Op, cl.req.WireSize(), core.MaxPacket)
 		c.sent = append([]*call{cl}, c.sent...)
 		s.sever(c)
 		return
 	}
-	res, notes := s.core.apply(c.session, cl.req)
+	res, notes := s.core.Apply(c.session, cl.req)
 	s.noteRead(c.servedBy(), cl.req, res)
 	if s.cfg.observer != nil {
 		s.record(c, "apply", "%s -> %s", cl.req, describeResult(cl.req, res))
@@ -678,32 +677,32 @@ func (s *Server) apply(c *Conn) {
 	s.route(notes)
 	cl.rep.res = res // kept in the call until it is delivered, so that the queued item stays small
 	c.outbox = append(c.outbox, outItem{call: cl})
-	if cl.req.op == opCloseSession || cl.req.op == opAuth && res.err != nil {
+	if cl.req.Op == core.OpCloseSession || cl.req.Op == core.OpAuth && res.Err != nil {
 		// After a close, and after an auth packet it refuses, the server closes the connection.
 		c.closing = true
 		c.outbox = append(c.outbox, outItem{hangUp: true})
 	}
 }
 
-func describeResult(r *request, res result) string {
+func describeResult(r *core.Request, res core.Result) string {
 	var b strings.Builder
 	switch {
-	case r.op == opExists && res.err == zk.ErrNoNode:
+	case r.Op == core.OpExists && res.Err == zk.ErrNoNode:
 		b.WriteString("false") // not an error to the caller: exists says the node is not there
-	case res.err != nil && r.op != opMulti:
-		fmt.Fprintf(&b, "error %q", res.err)
-	case r.op == opCreate || r.op == opSync:
-		b.WriteString(res.path)
-	case r.op == opGetChildren: // fmt's "%v", without fmt: a checker's run renders many
-		b.WriteString("[" + strings.Join(res.children, " ") + "]")
-	case r.op == opGetData:
-		fmt.Fprintf(&b, "%q version=%d", res.data, res.stat.Version)
-	case r.op == opExists:
-		b.WriteString("true version=" + strconv.FormatInt(int64(res.stat.Version), 10) + " czxid=" + strconv.FormatInt(res.stat.Czxid, 10))
-	case r.op == opSetData:
-		b.WriteString("version=" + strconv.FormatInt(int64(res.stat.Version), 10) + " czxid=" + strconv.FormatInt(res.stat.Czxid, 10))
-	case r.op == opMulti:
-		for i, m := range res.multi {
+	case res.Err != nil && r.Op != core.OpMulti:
+		fmt.Fprintf(&b, "error %q", res.Err)
+	case r.Op == core.OpCreate || r.Op == core.OpSync:
+		b.WriteString(res.Path)
+	case r.Op == core.OpGetChildren: // fmt's "%v", without fmt: a checker's run renders many
+		b.WriteString("[" + strings.Join(res.Children, " ") + "]")
+	case r.Op == core.OpGetData:
+		fmt.Fprintf(&b, "%q version=%d", res.Data, res.Stat.Version)
+	case r.Op == core.OpExists:
+		b.WriteString("true version=" + strconv.FormatInt(int64(res.Stat.Version), 10) + " czxid=" + strconv.FormatInt(res.Stat.Czxid, 10))
+	case r.Op == core.OpSetData:
+		b.WriteString("version=" + strconv.FormatInt(int64(res.Stat.Version), 10) + " czxid=" + strconv.FormatInt(res.Stat.Czxid, 10))
+	case r.Op == core.OpMulti:
+		for i, m := range res.Multi {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -718,7 +717,7 @@ func describeResult(r *request, res result) string {
 	default:
 		b.WriteString("ok")
 	}
-	fmt.Fprintf(&b, " zxid=%d", res.zxid)
+	fmt.Fprintf(&b, " zxid=%d", res.Zxid)
 	return b.String()
 }
 
@@ -747,13 +746,13 @@ func (s *Server) deliver(c *Conn) {
 		s.sever(c)
 	case it.call != nil:
 		res := it.call.rep.res
-		if res.zxid > 0 {
-			c.lastZxid = res.zxid
+		if res.Zxid > 0 {
+			c.lastZxid = res.Zxid
 		}
-		ch := c.registerWatch(it.call.req, res.err)
-		c.rememberAuth(it.call.req, res.err)
+		ch := c.registerWatch(it.call.req, res.Err)
+		c.rememberAuth(it.call.req, res.Err)
 		if s.cfg.observer != nil {
-			s.record(c, "reply", "%s", it.call.req.op)
+			s.record(c, "reply", "%s", it.call.req.Op)
 		}
 		c.finish(it.call, res, ch)
 	default:
@@ -770,20 +769,20 @@ func (s *Server) deliver(c *Conn) {
 // reconnect), and the session's timer starts.
 func (s *Server) sever(c *Conn) {
 	for _, cl := range c.sent {
-		c.finish(cl, result{err: zk.ErrConnectionClosed}, nil)
+		c.finish(cl, core.Result{Err: zk.ErrConnectionClosed}, nil)
 	}
 	for _, it := range c.outbox {
 		if it.call != nil {
-			c.finish(it.call, result{err: zk.ErrConnectionClosed}, nil)
+			c.finish(it.call, core.Result{Err: zk.ErrConnectionClosed}, nil)
 		}
 	}
 	c.sent, c.outbox = nil, nil
 	c.connected, c.closing = false, false
-	if sess, ok := s.core.sessions[c.session]; ok {
-		s.heard(sess)
+	if _, ok := s.core.Session(c.session); ok {
+		s.heard(c.session)
 		// ZooKeeper forgets a connection's watches when it closes (DataTree.removeCnxn); the client sets the
 		// ones it knows of again on reconnection. A watch whose reply was lost must not survive.
-		s.core.dropWatches(c.session)
+		s.core.DropWatches(c.session)
 	}
 	if c.wireClient {
 		s.unlink(c) // the client learns of it from the closed connection, and reconnects by itself
@@ -807,27 +806,27 @@ func (s *Server) reconnect(c *Conn) {
 	c.member = s.ens.next(c.member + 1) // go-zookeeper moves on to the next server of its list
 	c.setState(zk.StateConnecting)
 	c.setState(zk.StateConnected)
-	sess, alive := s.core.sessions[c.session]
+	_, alive := s.core.Session(c.session)
 	switch {
 	case c.session == 0: // the previous connection learnt of an expiry: go-zookeeper opens a new session
-		c.session = s.core.createSession(s.negotiate(c.timeout))
+		c.session = s.core.CreateSession(s.negotiate(c.timeout))
 		c.lastZxid = 0
 		c.connected = true
 		s.resendAuth(c)
 		c.setState(zk.StateHasSession)
 		s.record(c, "reconnect", "new session %#x", c.session)
 	case alive:
-		s.heard(sess)
+		s.heard(c.session)
 		c.connected = true
 		s.resendAuth(c)
 		c.setState(zk.StateHasSession)
 		data, exist, child := c.watchLists()
-		notes := s.core.setWatches(c.session, c.lastZxid, data, exist, child)
+		notes := s.core.SetWatches(c.session, c.lastZxid, data, exist, child)
 		persistent, recursive := c.persistentLists()
-		s.core.setPersistentWatches(c.session, persistent, recursive)
+		s.core.SetPersistentWatches(c.session, persistent, recursive)
 		s.record(c, "reconnect", "session %#x resumed, %d watches re-set, %d fired", c.session, len(data)+len(exist)+len(child)-len(notes), len(notes))
 		for _, n := range notes {
-			c.outbox = append(c.outbox, outItem{event: n.event})
+			c.outbox = append(c.outbox, outItem{event: n.Event})
 		}
 	default:
 		// The server says the session is gone. go-zookeeper reports it, ends every watch and drops the

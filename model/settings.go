@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"github.com/zkmodel/zkmodel/model/internal/core"
 	"reflect"
 	"slices"
 	"time"
@@ -32,15 +33,17 @@ func (s *Server) ApplySettings(opts ...Option) error {
 	if next.check <= 0 {
 		return errors.New("model: ApplySettings: the container check interval must be positive")
 	}
-	c := s.core
 	if next.extended != s.cfg.extended || next.check != s.cfg.check {
-		c.configureReaper(next.extended, next.check.Milliseconds())
+		s.core.ConfigureReaper(next.extended, next.check.Milliseconds())
 	}
-	c.super = next.superDigest
-	c.saslSuper, c.saslACL = next.sasl.SuperUser, next.sasl.ACLs
-	c.reconfigOn = next.reconfig
-	c.skipACL = next.skipACL
+	s.core.Configure(next.coreSettings())
 	s.cfg = next
 	s.saslState.lastUser = "" // the callback handler of the new JVM remembers nobody
 	return nil
+}
+
+// coreSettings are the options the core's decisions depend on.
+func (c *config) coreSettings() core.Settings {
+	return core.Settings{SuperDigest: c.superDigest, SASLSuperUser: c.sasl.SuperUser, SASLACLs: c.sasl.ACLs,
+		Reconfig: c.reconfig, SkipACL: c.skipACL}
 }

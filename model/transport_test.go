@@ -67,14 +67,30 @@ func checkSteps(t *testing.T, what string, got []Step, want string) {
 func hasNode(srv *Server, path string) bool {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	_, ok := srv.core.nodes[path]
+	_, ok := srv.core.Stat(path)
 	return ok
+}
+
+// sessionTimeout returns the negotiated timeout of session id (0 when it is gone).
+func sessionTimeout(srv *Server, id int64) time.Duration {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	sess, _ := srv.core.Session(id)
+	return sess.Timeout
+}
+
+// nodeStat returns the stat of the node at path (zero when it does not exist).
+func nodeStat(srv *Server, path string) zk.Stat {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	st, _ := srv.core.Stat(path)
+	return st
 }
 
 func sessionAlive(srv *Server, id int64) bool {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	_, ok := srv.core.sessions[id]
+	_, ok := srv.core.Session(id)
 	return ok
 }
 
@@ -306,7 +322,7 @@ func TestSessionTimeouts(t *testing.T) {
 		t.Run(fmt.Sprintf("asking_%s_is_granted_%s", tc.ask, tc.want), func(t *testing.T) {
 			srv := NewServer(WithTickTime(tick))
 			c, _, _ := srv.Connect(tc.ask)
-			if got := srv.core.sessions[c.SessionID()].timeout; got != tc.want {
+			if got := sessionTimeout(srv, c.SessionID()); got != tc.want {
 				t.Fatalf("negotiated %s, want %s", got, tc.want)
 			}
 		})
@@ -323,7 +339,7 @@ func TestSessionTimeouts(t *testing.T) {
 	} {
 		srv := NewServer(WithTickTime(tick), WithSessionTimeouts(tc.min, tc.max))
 		c, _, _ := srv.Connect(tc.ask)
-		if got := srv.core.sessions[c.SessionID()].timeout; got != tc.want {
+		if got := sessionTimeout(srv, c.SessionID()); got != tc.want {
 			t.Errorf("bounds [%v, %v]: asking %v negotiated %v, want %v", tc.min, tc.max, tc.ask, got, tc.want)
 		}
 		lo, hi := cmp.Or(tc.min, 2*tick), cmp.Or(tc.max, 20*tick)
@@ -428,7 +444,7 @@ func TestExpiry(t *testing.T) {
 		if o := run(t, srv, a, bgCreate(a, "/e", zk.FlagEphemeral)); o.err != nil {
 			t.Fatal(o.err)
 		}
-		if owner := srv.core.nodes["/e"].stat.EphemeralOwner; owner != a.SessionID() {
+		if owner := nodeStat(srv, "/e").EphemeralOwner; owner != a.SessionID() {
 			t.Fatalf("new ephemeral owned by %#x, want the new session %#x", owner, a.SessionID())
 		}
 	})

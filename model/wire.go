@@ -17,6 +17,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkmodel/zkmodel/internal/digestmd5"
 	"github.com/zkmodel/zkmodel/jute"
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // This file is the wire front end: the server side of ZooKeeper's client protocol, so that real clients
@@ -298,8 +299,8 @@ func (s *Server) startLink(nc net.Conn, slot *Conn, member int) {
 // secret and the id: the same seed gives the same passwords.
 func (s *Server) password(sid int64) []byte {
 	out := make([]byte, 16)
-	binary.BigEndian.PutUint64(out, mix64(uint64(s.cfg.seed)^uint64(sid)))
-	binary.BigEndian.PutUint64(out[8:], mix64(uint64(sid)^0x9a55_3030))
+	binary.BigEndian.PutUint64(out, core.Mix64(uint64(s.cfg.seed)^uint64(sid)))
+	binary.BigEndian.PutUint64(out[8:], core.Mix64(uint64(sid)^0x9a55_3030))
 	return out
 }
 
@@ -454,8 +455,8 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		l.closeAfterFlush()
 		return false
 	}
-	if req.LastZxidSeen > s.core.zxid {
-		s.record(l.slot, "connect", "refused: the client has seen zxid %#x, the server is at %#x", req.LastZxidSeen, s.core.zxid)
+	if req.LastZxidSeen > s.core.Zxid() {
+		s.record(l.slot, "connect", "refused: the client has seen zxid %#x, the server is at %#x", req.LastZxidSeen, s.core.Zxid())
 		l.closeAfterFlush()
 		return false
 	}
@@ -469,10 +470,10 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		if slot == nil || slot.link != nil {
 			slot = s.newWireClient()
 		}
-		slot.session = s.core.createSession(timeout)
+		slot.session = s.core.CreateSession(timeout)
 		s.record(slot, "connect", "session %#x timeout=%s", slot.session, timeout)
 	} else {
-		sess, alive := s.core.sessions[req.SessionID]
+		sess, alive := s.core.Session(req.SessionID)
 		owner := s.owner(req.SessionID)
 		if !alive || !bytes.Equal(req.Passwd, s.password(req.SessionID)) || owner == nil || !owner.wireClient {
 			why := "expired or unknown"
@@ -495,7 +496,7 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	l.slot, slot.link = slot, l
 	slot.connected, slot.closing = true, false
 	s.touchLink(l)                                 // the connection now expires with its session's timeout
-	s.core.resetAuth(slot.session, remoteIP(l.nc)) // a new connection: the client sends its credentials again
+	s.core.ResetAuth(slot.session, remoteIP(l.nc)) // a new connection: the client sends its credentials again
 	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
 	return true
 }
@@ -577,10 +578,8 @@ func (s *Server) receive(l *wireLink, frame []byte) {
 		// Nothing is ahead of the ping on its connection, either way: the server answers it at once, as
 		// ZooKeeper does, rather than as a step. Pings keep sessions alive while the scheduler lets time pass,
 		// and are nobody's decision; a ping behind other traffic waits its turn as any request does.
-		if sess, ok := s.core.sessions[c.session]; ok {
-			s.heard(sess)
-		}
-		if !c.link.send(replyFrame(w.xid, s.core.zxid, 0, nil)) {
+		s.heard(c.session)
+		if !c.link.send(replyFrame(w.xid, s.core.Zxid(), 0, nil)) {
 			c.link.abort()
 			s.sever(c)
 		}
@@ -611,74 +610,74 @@ func isWriteType(t int32) bool {
 
 // coreRequest translates a wire request into the core's, or returns nil for the requests the front end answers
 // itself (auth, sasl, whoAmI, setWatches, multiRead).
-func coreRequest(r *jute.Request) *request {
+func coreRequest(r *jute.Request) *core.Request {
 	switch r.Header.Type {
 	case jute.OpCreate, jute.OpCreate2:
 		// The opcode chooses the reply's form; the node's mode comes from the flags.
-		return &request{op: opCreate, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
+		return &core.Request{Op: core.OpCreate, Path: r.Path, Data: r.Data, Flags: r.Flags, ACL: r.ACL}
 	case jute.OpCreateContainer:
-		return &request{op: opCreateContainer, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL}
+		return &core.Request{Op: core.OpCreateContainer, Path: r.Path, Data: r.Data, Flags: r.Flags, ACL: r.ACL}
 	case jute.OpCreateTTL:
-		return &request{op: opCreateTTL, path: r.Path, data: r.Data, flags: r.Flags, acl: r.ACL, ttl: r.TTL}
+		return &core.Request{Op: core.OpCreateTTL, Path: r.Path, Data: r.Data, Flags: r.Flags, ACL: r.ACL, TTL: r.TTL}
 	case jute.OpDelete:
-		return &request{op: opDelete, path: r.Path, version: r.Version}
+		return &core.Request{Op: core.OpDelete, Path: r.Path, Version: r.Version}
 	case jute.OpExists:
-		return &request{op: opExists, path: r.Path, watch: r.Watch}
+		return &core.Request{Op: core.OpExists, Path: r.Path, Watch: r.Watch}
 	case jute.OpGetData:
-		return &request{op: opGetData, path: r.Path, watch: r.Watch}
+		return &core.Request{Op: core.OpGetData, Path: r.Path, Watch: r.Watch}
 	case jute.OpSetData:
-		return &request{op: opSetData, path: r.Path, data: r.Data, version: r.Version}
+		return &core.Request{Op: core.OpSetData, Path: r.Path, Data: r.Data, Version: r.Version}
 	case jute.OpGetChildren, jute.OpGetChildren2:
-		return &request{op: opGetChildren, path: r.Path, watch: r.Watch}
+		return &core.Request{Op: core.OpGetChildren, Path: r.Path, Watch: r.Watch}
 	case jute.OpSync:
-		return &request{op: opSync, path: r.Path}
+		return &core.Request{Op: core.OpSync, Path: r.Path}
 	case jute.OpGetACL:
-		return &request{op: opGetACL, path: r.Path}
+		return &core.Request{Op: core.OpGetACL, Path: r.Path}
 	case jute.OpSetACL:
-		return &request{op: opSetACL, path: r.Path, acl: r.ACL, version: r.Version}
+		return &core.Request{Op: core.OpSetACL, Path: r.Path, ACL: r.ACL, Version: r.Version}
 	case jute.OpCheck:
-		return &request{op: opCheck, path: r.Path, version: r.Version}
+		return &core.Request{Op: core.OpCheck, Path: r.Path, Version: r.Version}
 	case jute.OpGetAllChildrenNumber:
-		return &request{op: opAllChildrenNumber, path: r.Path}
+		return &core.Request{Op: core.OpAllChildrenNumber, Path: r.Path}
 	case jute.OpGetEphemerals:
-		return &request{op: opGetEphemerals, path: r.Path}
+		return &core.Request{Op: core.OpGetEphemerals, Path: r.Path}
 	case jute.OpCheckWatches:
-		return &request{op: opCheckWatches, path: r.Path, mode: r.Mode}
+		return &core.Request{Op: core.OpCheckWatches, Path: r.Path, Mode: r.Mode}
 	case jute.OpRemoveWatches:
-		return &request{op: opRemoveWatches, path: r.Path, mode: r.Mode}
+		return &core.Request{Op: core.OpRemoveWatches, Path: r.Path, Mode: r.Mode}
 	case jute.OpAddWatch:
-		return &request{op: opAddWatch, path: r.Path, mode: r.Mode}
+		return &core.Request{Op: core.OpAddWatch, Path: r.Path, Mode: r.Mode}
 	case jute.OpPing:
-		return &request{op: opPing}
+		return &core.Request{Op: core.OpPing}
 	case jute.OpCloseSession:
-		return &request{op: opCloseSession}
+		return &core.Request{Op: core.OpCloseSession}
 	case jute.OpReconfig:
-		return &request{op: opReconfig, reconf: &reconfigRequest{joining: r.Joining, leaving: r.Leaving, newMembers: r.NewMembers, fromConfig: r.CurConfigID}}
+		return &core.Request{Op: core.OpReconfig, Reconfig: &core.ReconfigRequest{Joining: r.Joining, Leaving: r.Leaving, NewMembers: r.NewMembers, FromConfig: r.CurConfigID}}
 	case jute.OpMulti:
-		ops := make([]any, 0, len(r.Ops))
+		ops := make([]core.Request, 0, len(r.Ops))
 		for _, o := range r.Ops {
 			switch o.Header.Type {
 			case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer:
 				// In a multi the node's mode comes from the flags whatever the opcode (measured: a
 				// createContainer with flags 0 answers as a plain create).
-				ops = append(ops, &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags})
+				ops = append(ops, core.Request{Op: core.OpCreate, Path: o.Path, Data: o.Data, ACL: o.ACL, Flags: o.Flags})
 			case jute.OpCreateTTL:
-				ops = append(ops, &zk.CreateTTLRequest{Path: o.Path, Data: o.Data, Acl: o.ACL, Flags: o.Flags, Ttl: o.TTL})
+				ops = append(ops, core.Request{Op: core.OpCreateTTL, Path: o.Path, Data: o.Data, ACL: o.ACL, Flags: o.Flags, TTL: o.TTL})
 			case jute.OpDelete:
-				ops = append(ops, &zk.DeleteRequest{Path: o.Path, Version: o.Version})
+				ops = append(ops, core.Request{Op: core.OpDelete, Path: o.Path, Version: o.Version})
 			case jute.OpSetData:
-				ops = append(ops, &zk.SetDataRequest{Path: o.Path, Data: o.Data, Version: o.Version})
+				ops = append(ops, core.Request{Op: core.OpSetData, Path: o.Path, Data: o.Data, Version: o.Version})
 			case jute.OpCheck:
-				ops = append(ops, &zk.CheckVersionRequest{Path: o.Path, Version: o.Version})
+				ops = append(ops, core.Request{Op: core.OpCheck, Path: o.Path, Version: o.Version})
 			}
 		}
-		return &request{op: opMulti, ops: ops}
+		return &core.Request{Op: core.OpMulti, Ops: ops}
 	}
 	return nil
 }
 
 // wireText renders a wire request for traces: the core's text where the core executes it.
-func wireText(r *jute.Request, cr *request) string {
+func wireText(r *jute.Request, cr *core.Request) string {
 	if cr != nil {
 		return cr.String()
 	}
@@ -713,11 +712,11 @@ func errCode(err error) int32 {
 	switch err {
 	case nil:
 		return 0
-	case errRuntimeInconsistency:
+	case core.ErrRuntimeInconsistency:
 		return -2
-	case errMarshalling:
+	case core.ErrMarshalling:
 		return -5
-	case errUnimplemented:
+	case core.ErrUnimplemented:
 		return -6
 	case zk.ErrBadArguments:
 		return -8
@@ -741,9 +740,9 @@ func errCode(err error) int32 {
 		return -114
 	case zk.ErrAuthFailed:
 		return -115
-	case errNoWatcher:
+	case core.ErrNoWatcher:
 		return -121
-	case errNewConfigNoQuorum:
+	case core.ErrNewConfigNoQuorum:
 		return -13
 	case zk.ErrReconfigDisabled:
 		return -123
@@ -778,13 +777,13 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 		hangUp, detail = true, "error unimplemented; closing"
 	case w.fail == -5:
 		if isWriteType(w.op) {
-			s.core.zxid++ // a write the server cannot decode is still a (failed) transaction
+			s.core.SpendZxid() // a write the server cannot decode is still a (failed) transaction
 		}
-		w.frame = replyFrame(w.xid, s.core.zxid, -5, nil)
+		w.frame = replyFrame(w.xid, s.core.Zxid(), -5, nil)
 		detail = "error marshalling"
 	case cl.req != nil:
 		detail = s.applyCore(c, cl)
-		hangUp = cl.req.op == opCloseSession
+		hangUp = cl.req.Op == core.OpCloseSession
 	default:
 		detail, hangUp = s.applyFrontEnd(c, cl)
 	}
@@ -794,7 +793,7 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 	if w.frame != nil {
 		c.outbox = append(c.outbox, outItem{call: cl})
 	}
-	if cl.req != nil && cl.req.op == opReconfig {
+	if cl.req != nil && cl.req.Op == core.OpReconfig {
 		s.reconfigured() // after the reply is queued: the client gets it before an election drops its connection
 	}
 	if hangUp {
@@ -805,49 +804,49 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 
 func (s *Server) applyCore(c *Conn, cl *call) string {
 	w := cl.wire
-	if cl.req.op == opReconfig {
-		cl.req.reconf.running = s.ens.runningIDs()
+	if cl.req.Op == core.OpReconfig {
+		cl.req.Reconfig.Running = s.ens.runningIDs()
 	}
-	res, notes := s.core.apply(c.session, cl.req)
+	res, notes := s.core.Apply(c.session, cl.req)
 	s.noteRead(c.servedBy(), cl.req, res)
 	// The server sends the notifications a transaction fires before its reply, to every session.
 	s.route(notes)
 	detail := describeResult(cl.req, res)
 	switch {
-	case res.noReply:
+	case res.NoReply:
 		// ZooKeeper 3.8 sends nothing back for a successful check outside a multi (measured): the caller waits.
 		return detail + " (no reply)"
 	case w.op == jute.OpMulti:
-		if res.err == errMarshalling && len(res.multi) == 0 {
-			w.frame = replyFrame(w.xid, res.zxid, -5, nil)
+		if res.Err == core.ErrMarshalling && len(res.Multi) == 0 {
+			w.frame = replyFrame(w.xid, res.Zxid, -5, nil)
 			return detail
 		}
-		w.frame = replyFrame(w.xid, res.zxid, 0, func(e *jute.Encoder) {
+		w.frame = replyFrame(w.xid, res.Zxid, 0, func(e *jute.Encoder) {
 			jute.EncodeResponse(e, jute.OpMulti, &jute.Response{Results: s.multiResults(&w.req, res)})
 		})
 		return detail
-	case res.err != nil:
-		w.frame = replyFrame(w.xid, res.zxid, errCode(res.err), nil)
+	case res.Err != nil:
+		w.frame = replyFrame(w.xid, res.Zxid, errCode(res.Err), nil)
 		return detail
 	}
-	resp := jute.Response{Path: res.path, Stat: res.stat, Data: res.data, Children: res.children, ACL: res.acl, Number: res.number}
+	resp := jute.Response{Path: res.Path, Stat: res.Stat, Data: res.Data, Children: res.Children, ACL: res.ACL, Number: res.Number}
 	switch w.op {
 	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		resp.Stat = s.core.nodes[res.path].view()
+		resp.Stat, _ = s.core.Stat(res.Path) // the node was just created
 	case jute.OpPing:
 		w.xid = jute.XidPing
 	}
-	w.frame = replyFrame(w.xid, res.zxid, 0, func(e *jute.Encoder) { jute.EncodeResponse(e, w.op, &resp) })
+	w.frame = replyFrame(w.xid, res.Zxid, 0, func(e *jute.Encoder) { jute.EncodeResponse(e, w.op, &resp) })
 	return detail
 }
 
 // multiResults turns the core's multi outcome into the results ZooKeeper 3.8 sends (measured): a create whose
 // flags make a container or a TTL node answers as create2 (path and stat), whatever its opcode; any other
 // create (create2 included) with the path alone; a failed multi answers every op as an error (0 for the ones before the failure, -2 after it).
-func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
-	out := make([]jute.OpResult, len(res.multi))
-	failed := res.err != nil
-	for i, m := range res.multi {
+func (s *Server) multiResults(r *jute.Request, res core.Result) []jute.OpResult {
+	out := make([]jute.OpResult, len(res.Multi))
+	failed := res.Err != nil
+	for i, m := range res.Multi {
 		op := r.Ops[i]
 		if failed {
 			out[i] = jute.OpResult{Type: jute.OpError, Err: errCode(m.Error)}
@@ -860,8 +859,8 @@ func (s *Server) multiResults(r *jute.Request, res result) []jute.OpResult {
 				break
 			}
 			out[i] = jute.OpResult{Type: jute.OpCreate2, Path: m.String}
-			if n, ok := s.core.nodes[m.String]; ok {
-				out[i].Stat = n.view()
+			if st, ok := s.core.Stat(m.String); ok {
+				out[i].Stat = st
 			}
 		case jute.OpSetData:
 			out[i] = jute.OpResult{Type: jute.OpSetData}
@@ -885,13 +884,13 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; a scheme other
 		// than digest and ip is AUTHFAILED, and the server closes the connection (the core keeps the
 		// identities: the session's, until its next connection).
-		if err := s.core.addAuth(c.session, r.Scheme, r.Auth); err != nil {
+		if err := s.core.AddAuth(c.session, r.Scheme, r.Auth); err != nil {
 			w.frame = replyFrame(w.xid, 0, errCode(err), nil)
 			return "error auth failed; closing", true
 		}
 		w.frame = replyFrame(w.xid, 0, 0, nil)
 		if r.Scheme == "digest" {
-			return "ok digest:" + digestID(r.Auth), false
+			return "ok digest:" + core.DigestID(r.Auth), false
 		}
 		return "ok " + r.Scheme, false
 	case jute.OpSASL:
@@ -899,59 +898,59 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 	case jute.OpWhoAmI:
 		// The connection's identities in the server's order (its hash set's); a digest one shows its user.
 		clients := []jute.ClientInfo{{AuthScheme: "ip", User: remoteIP(l.nc)}}
-		if sess, ok := s.core.sessions[c.session]; ok {
+		if ids, ok := s.core.Identities(c.session); ok {
 			clients = clients[:0]
-			for _, id := range s.core.authInfoOrder(sess) {
-				switch id.scheme {
+			for _, id := range ids {
+				switch id.Scheme {
 				case "ip":
 					clients = append(clients, jute.ClientInfo{AuthScheme: "ip", User: remoteIP(l.nc)})
 				case "digest":
-					user, _, _ := strings.Cut(id.id, ":")
+					user, _, _ := strings.Cut(id.ID, ":")
 					clients = append(clients, jute.ClientInfo{AuthScheme: "digest", User: user})
 				default:
-					clients = append(clients, jute.ClientInfo{AuthScheme: id.scheme, User: id.id})
+					clients = append(clients, jute.ClientInfo{AuthScheme: id.Scheme, User: id.ID})
 				}
 			}
 		}
-		w.frame = replyFrame(w.xid, s.core.zxid, 0, func(e *jute.Encoder) {
+		w.frame = replyFrame(w.xid, s.core.Zxid(), 0, func(e *jute.Encoder) {
 			jute.EncodeResponse(e, jute.OpWhoAmI, &jute.Response{Clients: clients})
 		})
-		return fmt.Sprintf("%v zxid=%d", clients, s.core.zxid), false
+		return fmt.Sprintf("%v zxid=%d", clients, s.core.Zxid()), false
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		if w.op == jute.OpSetWatches2 && (r.DataWatches == nil || r.ExistWatches == nil || r.ChildWatches == nil || r.PersistentWatches == nil || r.RecursiveWatches == nil) {
-			w.frame = replyFrame(w.xid, s.core.zxid, -5, nil) // a null list: the server cannot read it
+			w.frame = replyFrame(w.xid, s.core.Zxid(), -5, nil) // a null list: the server cannot read it
 			return "error marshalling (a null watch list)", false
 		}
-		notes := s.core.setWatches(c.session, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches)
-		s.core.setPersistentWatches(c.session, r.PersistentWatches, r.RecursiveWatches)
+		notes := s.core.SetWatches(c.session, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches)
+		s.core.SetPersistentWatches(c.session, r.PersistentWatches, r.RecursiveWatches)
 		for _, n := range notes {
-			c.outbox = append(c.outbox, outItem{event: n.event})
+			c.outbox = append(c.outbox, outItem{event: n.Event})
 		}
-		w.frame = replyFrame(w.xid, s.core.zxid, 0, nil)
-		return fmt.Sprintf("ok, %d fired zxid=%d", len(notes), s.core.zxid), false
+		w.frame = replyFrame(w.xid, s.core.Zxid(), 0, nil)
+		return fmt.Sprintf("ok, %d fired zxid=%d", len(notes), s.core.Zxid()), false
 	case jute.OpMultiRead:
 		results := make([]jute.OpResult, 0, len(r.Ops))
 		for _, o := range r.Ops {
-			op := opGetData
+			op := core.OpGetData
 			if o.Header.Type == jute.OpGetChildren {
-				op = opGetChildren
+				op = core.OpGetChildren
 			}
-			req := &request{op: op, path: o.Path}
-			res, _ := s.core.apply(c.session, req)
+			req := &core.Request{Op: op, Path: o.Path}
+			res, _ := s.core.Apply(c.session, req)
 			s.noteRead(c.servedBy(), req, res)
 			switch {
-			case res.err != nil:
-				results = append(results, jute.OpResult{Type: jute.OpError, Err: errCode(res.err)})
-			case op == opGetData:
-				results = append(results, jute.OpResult{Type: jute.OpGetData, Data: res.data, Stat: res.stat})
+			case res.Err != nil:
+				results = append(results, jute.OpResult{Type: jute.OpError, Err: errCode(res.Err)})
+			case op == core.OpGetData:
+				results = append(results, jute.OpResult{Type: jute.OpGetData, Data: res.Data, Stat: res.Stat})
 			default:
-				results = append(results, jute.OpResult{Type: jute.OpGetChildren, Children: res.children})
+				results = append(results, jute.OpResult{Type: jute.OpGetChildren, Children: res.Children})
 			}
 		}
-		w.frame = replyFrame(w.xid, s.core.zxid, 0, func(e *jute.Encoder) {
+		w.frame = replyFrame(w.xid, s.core.Zxid(), 0, func(e *jute.Encoder) {
 			jute.EncodeResponse(e, jute.OpMultiRead, &jute.Response{Results: results})
 		})
-		return fmt.Sprintf("%d results zxid=%d", len(results), s.core.zxid), false
+		return fmt.Sprintf("%d results zxid=%d", len(results), s.core.Zxid()), false
 	}
 	// Not reached: receive sends every other type to the core. Answer as to an unknown opcode all the same.
 	w.frame = replyFrame(w.xid, -1, -6, nil)

@@ -1,4 +1,4 @@
-package model
+package core
 
 import (
 	"maps"
@@ -19,11 +19,6 @@ const ttlOwner = -1 << 56
 
 // maxTTL is the longest TTL a server accepts, in milliseconds (2^40-1, measured).
 const maxTTL = 1<<40 - 1
-
-// DefaultContainerCheckInterval is how often the container manager looks for empty containers and expired
-// TTL nodes unless WithContainerCheckInterval says otherwise: ZooKeeper's znode.container.checkIntervalMs
-// default, one minute.
-const DefaultContainerCheckInterval = 60_000 // milliseconds
 
 // nodeMode is what a create makes, once its opcode, flags and TTL have been checked.
 type nodeMode struct {
@@ -54,7 +49,7 @@ func (r *reaper) active() bool { return len(r.paths) > 0 }
 
 // configureReaper sets the server's options: whether extended types (TTL nodes) are enabled, and the
 // container manager's check interval in milliseconds (> 0).
-func (c *core) configureReaper(extended bool, interval int64) {
+func (c *Core) configureReaper(extended bool, interval int64) {
 	c.reaper.extended, c.reaper.interval = extended, interval
 	c.reaper.start, c.reaper.last = c.now, c.now
 }
@@ -88,7 +83,7 @@ func (n *node) kindSuffix() string {
 // (opcode create or create2) with the container mode makes a persistent node, which the container manager
 // leaves alone: the transaction a real server makes of it records only whether the node is ephemeral
 // (measured on 3.8); a multi's create takes its opcode from its flags, and makes a container.
-func (c *core) createMode(op opKind, flags int32, ttl int64) (nodeMode, error) {
+func (c *Core) createMode(op Op, flags int32, ttl int64) (nodeMode, error) {
 	var m nodeMode
 	switch flags {
 	case zk.FlagPersistent:
@@ -99,12 +94,12 @@ func (c *core) createMode(op opKind, flags int32, ttl int64) (nodeMode, error) {
 	case zk.FlagEphemeralSequential:
 		m.ephemeral, m.sequential = true, true
 	case zk.FlagContainer:
-		m.container = op != opCreate
+		m.container = op != OpCreate
 	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
 		if !c.reaper.extended {
 			return nodeMode{}, errUnimplemented // TTL nodes are off unless the server enables extended types
 		}
-		if op != opCreateTTL || ttl < 1 || ttl > maxTTL {
+		if op != OpCreateTTL || ttl < 1 || ttl > maxTTL {
 			return nodeMode{}, zk.ErrBadArguments
 		}
 		return nodeMode{sequential: flags == zk.FlagPersistentSequentialWithTTL, ttl: ttl}, nil
@@ -112,11 +107,11 @@ func (c *core) createMode(op opKind, flags int32, ttl int64) (nodeMode, error) {
 		return nodeMode{}, zk.ErrBadArguments // not a create mode the server knows
 	}
 	switch op {
-	case opCreateTTL:
+	case OpCreateTTL:
 		// A real server answers bad arguments when ttl ≥ 0; with a negative TTL it fails while applying the
 		// transaction and stops serving (measured on 3.8.0). The model answers bad arguments for both.
 		return nodeMode{}, zk.ErrBadArguments
-	case opCreateContainer:
+	case OpCreateContainer:
 		return nodeMode{container: true, sequential: m.sequential}, nil
 	}
 	return m, nil
@@ -124,16 +119,16 @@ func (c *core) createMode(op opKind, flags int32, ttl int64) (nodeMode, error) {
 
 // multiTTLOp is the operation a createTTL op inside a multi is checked as: createTTL for the TTL modes, a
 // plain create (mode from the flags, TTL unused) for the others (measured).
-func multiTTLOp(flags int32) opKind {
+func multiTTLOp(flags int32) Op {
 	if flags == zk.FlagTTL || flags == zk.FlagPersistentSequentialWithTTL {
-		return opCreateTTL
+		return OpCreateTTL
 	}
-	return opCreate
+	return OpCreate
 }
 
 // passedTo records that the passes up to now are behind the clock: a candidate that appears at now waits for
 // the next pass.
-func (c *core) passedTo(now int64) {
+func (c *Core) passedTo(now int64) {
 	r := &c.reaper
 	r.last = max(r.last, r.start+(now-r.start)/r.interval*r.interval)
 }
@@ -141,7 +136,7 @@ func (c *core) passedTo(now int64) {
 // candidate reports whether the container manager would delete the node at c.now: a childless container that
 // has had children (cversion > 0; one never used stays), or a childless TTL node whose mtime is more than
 // its TTL ago.
-func (c *core) candidate(n *node) bool {
+func (c *Core) candidate(n *node) bool {
 	if len(n.children) > 0 {
 		return false
 	}
@@ -156,7 +151,7 @@ func (c *core) candidate(n *node) bool {
 // stays as it is: the next pass if a container is a candidate now, else the first pass after some TTL node
 // expires. It reports false when no pass would delete anything. It drops the entries of paths that are no
 // longer containers or TTL nodes.
-func (c *core) nextReap() (int64, bool) {
+func (c *Core) nextReap() (int64, bool) {
 	r := &c.reaper
 	if len(r.paths) == 0 {
 		return 0, false
@@ -192,7 +187,7 @@ func (c *core) nextReap() (int64, bool) {
 // the pass, in path order, each in a transaction of its own (a zxid each, as the server's deleteContainer
 // requests), with a delete's watch events. A container emptied by the pass waits for the next one. It returns
 // the deleted paths and the events.
-func (c *core) reap() ([]string, []notification) {
+func (c *Core) reap() ([]string, []Notification) {
 	c.reaper.last = c.now
 	var doomed []string
 	for _, p := range slices.Sorted(maps.Keys(c.reaper.paths)) {
@@ -200,7 +195,7 @@ func (c *core) reap() ([]string, []notification) {
 			doomed = append(doomed, p)
 		}
 	}
-	var notes []notification
+	var notes []Notification
 	for _, p := range doomed {
 		c.zxid++
 		notes = c.removeNode(p, notes)

@@ -1,4 +1,4 @@
-package model
+package core
 
 import (
 	"crypto/sha1"
@@ -47,7 +47,7 @@ func (a *sessionAuth) add(scheme, id string) {
 
 // addSASL records that session sid's connection has logged in as user by SASL: the identity sasl:user, and
 // super when user is the server's SASL super user (zookeeper.superUser).
-func (c *core) addSASL(sid int64, user string) {
+func (c *Core) addSASL(sid int64, user string) {
 	s, ok := c.sessions[sid]
 	if !ok {
 		return
@@ -59,7 +59,7 @@ func (c *core) addSASL(sid int64, user string) {
 }
 
 // resetAuth gives session sid a new connection from ip: the identities of the old one are gone.
-func (c *core) resetAuth(sid int64, ip string) {
+func (c *Core) resetAuth(sid int64, ip string) {
 	if s, ok := c.sessions[sid]; ok {
 		s.auth = sessionAuth{ip: ip}
 	}
@@ -68,7 +68,7 @@ func (c *core) resetAuth(sid int64, ip string) {
 // addAuth is an auth packet: scheme "digest" adds the identity user:base64(sha1(data)) (and super, when it is
 // the server's super digest); "ip" adds the connection's address, which it always has; any other scheme is
 // zk.ErrAuthFailed, after which the server closes the connection.
-func (c *core) addAuth(sid int64, scheme string, data []byte) error {
+func (c *Core) addAuth(sid int64, scheme string, data []byte) error {
 	s, ok := c.sessions[sid]
 	if !ok {
 		return zk.ErrSessionExpired
@@ -106,16 +106,11 @@ func anyonePerms(acl []zk.ACL) int32 {
 	return p
 }
 
-// WithSkipACL turns every permission check off, as ZooKeeper's zookeeper.skipACL=yes does (skipACL=yes in
-// zoo.cfg, or the Java system property): any session may read, write, delete, set ACLs and reconfigure
-// (measured on 3.8: with reconfigEnabled an anonymous reconfig succeeds). ACLs are still validated and stored.
-func WithSkipACL() Option { return func(c *config) { c.skipACL = true } }
-
 // allowed reports whether session sid may do what perm (one or more zk.Perm* bits: any of them suffices)
 // needs on node n, as ZooKeeper's checkACL decides: an empty ACL allows everything; super is allowed
 // everything; otherwise an entry granting one of the bits must be world:anyone or match one of the session's
 // identities.
-func (c *core) allowed(sid int64, n *node, perm int32) bool {
+func (c *Core) allowed(sid int64, n *node, perm int32) bool {
 	if n.anyone&perm != 0 || len(n.acl) == 0 || c.skipACL {
 		return true
 	}
@@ -155,7 +150,7 @@ func (c *core) allowed(sid int64, n *node, perm int32) bool {
 // session, with its permissions (zk.ErrInvalidACL when the session has none); digest ids must be user:hash
 // (Java's split on ':' giving two parts) and ip ids an IPv4 address with an optional /bits; any other scheme
 // or id is zk.ErrInvalidACL, and so is an empty ACL.
-func (c *core) fixupACL(sid int64, acl []zk.ACL) ([]zk.ACL, error) {
+func (c *Core) fixupACL(sid int64, acl []zk.ACL) ([]zk.ACL, error) {
 	if len(acl) == 0 {
 		return nil, zk.ErrInvalidACL
 	}
@@ -189,7 +184,7 @@ func (c *core) fixupACL(sid int64, acl []zk.ACL) ([]zk.ACL, error) {
 
 // authOrder returns the identities ZooKeeper 3.8 expands "auth" to, in its order: those of a scheme whose
 // provider authenticates (digest; sasl when its provider is configured), in the order of authInfoOrder.
-func (c *core) authOrder(sid int64) []authID {
+func (c *Core) authOrder(sid int64) []authID {
 	s, ok := c.sessions[sid]
 	if !ok {
 		return nil
@@ -209,7 +204,7 @@ func (c *core) authOrder(sid int64) []authID {
 // buckets, then of insertion within a bucket. The table has 16 buckets and doubles when it reaches three
 // quarters full; the reordering a doubling can make inside a bucket is not modelled (it needs more than 12
 // identities on one connection).
-func (c *core) authInfoOrder(s *session) []authID {
+func (c *Core) authInfoOrder(s *session) []authID {
 	entries := 1 + len(s.auth.ids) // the ip identity
 	if s.auth.super {
 		entries++

@@ -1,4 +1,4 @@
-package model
+package core
 
 import (
 	"errors"
@@ -391,63 +391,63 @@ func loadProperties(text string) (map[string]string, []string) {
 	return props, keys
 }
 
-// reconfigRequest is a reconfig's arguments; nil strings are absent (Java's null).
-type reconfigRequest struct {
-	joining, leaving, newMembers []byte
-	fromConfig                   int64
-	running                      []int64 // the ids of the servers the ensemble runs (the leader's synced ones)
+// ReconfigRequest is a reconfig's arguments; nil strings are absent (Java's null).
+type ReconfigRequest struct {
+	Joining, Leaving, NewMembers []byte
+	FromConfig                   int64
+	Running                      []int64 // the ids of the servers the ensemble runs (the leader's synced ones)
 }
 
 // reconfigure checks and applies a reconfig for session sid, in ZooKeeper 3.8's order (see the top of the
 // file); on success it returns the config node's new data and stat and the NodeDataChanged events.
-func (c *core) reconfigure(sid int64, r *reconfigRequest) (result, []notification) {
-	var res result
+func (c *Core) reconfigure(sid int64, r *ReconfigRequest) (Result, []Notification) {
+	var res Result
 	switch {
 	case !c.reconfigOn:
-		res.err = zk.ErrReconfigDisabled
+		res.Err = zk.ErrReconfigDisabled
 		return res, nil
 	case c.config == nil:
-		res.err = errUnimplemented
+		res.Err = errUnimplemented
 		return res, nil
-	case r.fromConfig != -1 && r.fromConfig != c.config.version:
-		res.err = zk.ErrBadVersion
+	case r.FromConfig != -1 && r.FromConfig != c.config.version:
+		res.Err = zk.ErrBadVersion
 		return res, nil
 	}
 	var next dynConfig
 	var err error
-	if r.newMembers != nil {
-		next, err = parseMembers(string(r.newMembers))
+	if r.NewMembers != nil {
+		next, err = parseMembers(string(r.NewMembers))
 	} else {
-		next, err = c.config.incremental(r.joining, r.leaving)
+		next, err = c.config.incremental(r.Joining, r.Leaving)
 	}
 	if err != nil {
-		res.err = reconfigCode(err)
+		res.Err = reconfigCode(err)
 		return res, nil
 	}
 	voters := next.voters()
 	if len(voters) < 2 {
-		res.err = zk.ErrBadArguments // the new configuration must have at least 2 participants
+		res.Err = zk.ErrBadArguments // the new configuration must have at least 2 participants
 		return res, nil
 	}
 	synced := 0
 	for _, id := range voters {
-		if slices.Contains(r.running, id) {
+		if slices.Contains(r.Running, id) {
 			synced++
 		}
 	}
 	if synced <= len(voters)/2 {
-		res.err = errNewConfigNoQuorum // too few of the new configuration's participants run
+		res.Err = errNewConfigNoQuorum // too few of the new configuration's participants run
 		return res, nil
 	}
 	n := c.nodes[configPath]
 	if !c.allowed(sid, n, zk.PermWrite) {
-		res.err = zk.ErrNoAuth
+		res.Err = zk.ErrNoAuth
 		return res, nil
 	}
 	next.version = c.zxid
 	c.config = &next
 	c.setConfigNode()
-	res.data, res.stat = cloneBytes(n.data), n.view()
+	res.Data, res.Stat = cloneBytes(n.data), n.view()
 	return res, c.fire(dataWatch, configPath, zk.EventNodeDataChanged, nil)
 }
 
@@ -456,7 +456,7 @@ const configPath = "/zookeeper/config"
 
 // setConfigNode writes the configuration to its node, as a reconfig's transaction does: version -1, mzxid
 // and mtime now.
-func (c *core) setConfigNode() {
+func (c *Core) setConfigNode() {
 	n := c.nodes[configPath]
 	n.data = []byte(c.config.text())
 	n.stat.Version = -1
@@ -465,10 +465,10 @@ func (c *core) setConfigNode() {
 	n.stat.DataLength = int32(len(n.data))
 }
 
-// EnsembleMember is one server of an ensemble's configuration, as a zoo.cfg's "server.N=" line gives it:
+// Member is one server of an ensemble's configuration, as a zoo.cfg's "server.N=" line gives it:
 // server.ID=Host:QuorumPort:ElectionPort[:observer][;[ClientHost:]ClientPort]. The model listens on no
 // quorum or election port; they only appear in /zookeeper/config.
-type EnsembleMember struct {
+type Member struct {
 	ID                       int64
 	Host                     string
 	QuorumPort, ElectionPort int
@@ -478,33 +478,6 @@ type EnsembleMember struct {
 	// ClientHost "0.0.0.0", as ZooKeeper reads it.
 	ClientHost string
 	ClientPort int
-}
-
-// WithMembers makes the server an ensemble of these servers (as many members as there are, in this order:
-// member i is members[i]), whose configuration /zookeeper/config shows. Without it an ensemble of n
-// (WithEnsemble, ListenEnsemble) is server.1 to server.n on 127.0.0.1, quorum ports 2888 and up, election
-// ports 3888 and up, without client addresses. Observers do not vote: a quorum is a majority of the
-// participants.
-func WithMembers(members ...EnsembleMember) Option {
-	return func(c *config) {
-		if len(members) > 0 {
-			c.members = len(members)
-			c.memberList = slices.Clone(members)
-		}
-	}
-}
-
-// WithReconfig enables dynamic reconfiguration, as reconfigEnabled=true in zoo.cfg does: without it a
-// reconfig request fails with zk.ErrReconfigDisabled (ZooKeeper 3.8's default).
-func WithReconfig() Option { return func(c *config) { c.reconfig = true } }
-
-// defaultMembers is the configuration of an ensemble of n servers that WithMembers did not describe.
-func defaultMembers(n int) []EnsembleMember {
-	out := make([]EnsembleMember, n)
-	for i := range out {
-		out[i] = EnsembleMember{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: 2888 + i, ElectionPort: 3888 + i}
-	}
-	return out
 }
 
 // firstEpochZxid is the zxid a fresh ensemble's first leader starts its epoch with (epoch 1, counter 0); its
@@ -519,7 +492,7 @@ const firstEpochZxid = 1 << 32
 // whose /zookeeper/config is empty). With reconfig on, the zxids move to the first epoch and the version is its
 // first zxid. Without it they stay where they are (a real ensemble's are of epoch 1 all the same, but the
 // model's histories and committed traces count from 0; the configuration's version is 0 either way).
-func (c *core) setMembers(members []EnsembleMember) {
+func (c *Core) setMembers(members []Member) {
 	n := c.nodes[configPath]
 	if len(members) <= 1 {
 		c.config = nil

@@ -1,4 +1,4 @@
-package model
+package core
 
 import (
 	"strings"
@@ -14,7 +14,7 @@ func TestAuthOrder(t *testing.T) {
 		{"u1:p1 u2:p2 u1:p1", "u2 u1"},
 		{"alice:1 bob:2 carol:3 dave:4 eve:5", "carol eve alice bob dave"},
 	} {
-		c := newCore(1, 0)
+		c := New(1, 0)
 		sid := c.createSession(0)
 		for _, up := range strings.Fields(tc.add) {
 			if err := c.addAuth(sid, "digest", []byte(up)); err != nil {
@@ -42,7 +42,7 @@ func TestAuthInfoOrderSASL(t *testing.T) {
 		{"nosuch", "sasl:nosuch ip:127.0.0.1"},
 	} {
 		for _, on := range []bool{false, true} {
-			c := newCore(1, 0)
+			c := New(1, 0)
 			c.saslACL = on
 			sid := c.createSession(0)
 			c.resetAuth(sid, "127.0.0.1")
@@ -73,7 +73,7 @@ func TestFixupACLValidation(t *testing.T) {
 		"ip:127.0.0.0/8": true, "ip:127.0.0.1": true, "ip:127.0.0.1/33": false, "ip:127.0.0": false, "ip:::1": false,
 		"ip:256.0.0.1": false, "ip:1.2.3.4/x": false, "ip:+1.02.3.4/-0": true, "world:anyone": true,
 	}
-	c := newCore(1, 0)
+	c := New(1, 0)
 	sid := c.createSession(0)
 	for id, want := range ok {
 		scheme, rest, _ := strings.Cut(id, ":")

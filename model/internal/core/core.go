@@ -1,4 +1,4 @@
-package model
+package core
 
 import (
 	"bytes"
@@ -20,126 +20,127 @@ import (
 // order (children aside, which follow the seed on purpose) is sorted. Given the same calls it returns the
 // same results, byte for byte.
 
-// opKind names a request a client can send.
-type opKind uint8
+// Op names a request a client can send.
+type Op uint8
 
 const (
-	opCreate opKind = iota + 1
-	opDelete
-	opExists
-	opGetData
-	opSetData
-	opGetChildren
-	opSync
-	opMulti
-	opCloseSession
+	OpCreate Op = iota + 1
+	OpDelete
+	OpExists
+	OpGetData
+	OpSetData
+	OpGetChildren
+	OpSync
+	OpMulti
+	OpCloseSession
 	// The requests below reach the core only through the wire (model/wire.go), but for checkWatches,
 	// removeWatches and addWatch, which *model.Conn also sends (pwatch.go).
-	opGetACL
-	opSetACL
-	opCheck
-	opAllChildrenNumber
-	opGetEphemerals
-	opCheckWatches
-	opRemoveWatches
-	opAddWatch
-	opPing
-	opCreateContainer // createContainer (opcode 19): a container whatever the flags, see createMode
-	opCreateTTL       // createTTL (opcode 21): request.ttl is the TTL
-	opAuth            // addAuth: path holds the scheme, data the credentials
-	opReconfig        // reconfig (opcode 16): request.reconf holds its arguments (reconfig.go)
+	OpGetACL
+	OpSetACL
+	OpCheck
+	OpAllChildrenNumber
+	OpGetEphemerals
+	OpCheckWatches
+	OpRemoveWatches
+	OpAddWatch
+	OpPing
+	OpCreateContainer // createContainer (opcode 19): a container whatever the flags, see createMode
+	OpCreateTTL       // createTTL (opcode 21): Request.TTL is the TTL
+	OpAuth            // addAuth: path holds the scheme, data the credentials
+	OpReconfig        // reconfig (opcode 16): Request.Reconfig holds its arguments (reconfig.go)
 )
 
 var opNames = [...]string{
-	opCreate:       "create",
-	opDelete:       "delete",
-	opExists:       "exists",
-	opGetData:      "get",
-	opSetData:      "set",
-	opGetChildren:  "children",
-	opSync:         "sync",
-	opMulti:        "multi",
-	opCloseSession: "close",
+	OpCreate:       "create",
+	OpDelete:       "delete",
+	OpExists:       "exists",
+	OpGetData:      "get",
+	OpSetData:      "set",
+	OpGetChildren:  "children",
+	OpSync:         "sync",
+	OpMulti:        "multi",
+	OpCloseSession: "close",
 
-	opGetACL:            "getACL",
-	opSetACL:            "setACL",
-	opCheck:             "check",
-	opAllChildrenNumber: "getAllChildrenNumber",
-	opGetEphemerals:     "getEphemerals",
-	opCheckWatches:      "checkWatches",
-	opRemoveWatches:     "removeWatches",
-	opAddWatch:          "addWatch",
-	opPing:              "ping",
-	opCreateContainer:   "createContainer",
-	opCreateTTL:         "createTTL",
-	opAuth:              "addAuth",
-	opReconfig:          "reconfig",
+	OpGetACL:            "getACL",
+	OpSetACL:            "setACL",
+	OpCheck:             "check",
+	OpAllChildrenNumber: "getAllChildrenNumber",
+	OpGetEphemerals:     "getEphemerals",
+	OpCheckWatches:      "checkWatches",
+	OpRemoveWatches:     "removeWatches",
+	OpAddWatch:          "addWatch",
+	OpPing:              "ping",
+	OpCreateContainer:   "createContainer",
+	OpCreateTTL:         "createTTL",
+	OpAuth:              "addAuth",
+	OpReconfig:          "reconfig",
 }
 
-func (k opKind) String() string { return opNames[k] }
+func (k Op) String() string { return opNames[k] }
 
 // isWrite reports whether the server turns the request into a transaction (and so spends a zxid on it, even
 // when it fails, as ZooKeeper's PrepRequestProcessor does).
-func (k opKind) isWrite() bool {
+func (k Op) isWrite() bool {
 	switch k {
-	case opCreate, opDelete, opSetData, opMulti, opCloseSession, opSetACL, opCheck, opCreateContainer, opCreateTTL, opReconfig:
+	case OpCreate, OpDelete, OpSetData, OpMulti, OpCloseSession, OpSetACL, OpCheck, OpCreateContainer, OpCreateTTL, OpReconfig:
 		return true
 	}
 	return false
 }
 
-// request is one client request as the server sees it.
-type request struct {
-	op      opKind
-	path    string
-	data    []byte
-	flags   int32
-	version int32
-	acl     []zk.ACL
-	watch   bool
-	mode    int32 // checkWatches, removeWatches: 1 child watches, 2 data watches, 3 any
-	ops     []any // multi: *zk.CreateRequest, *zk.CreateTTLRequest (wire only), *zk.DeleteRequest, *zk.SetDataRequest, *zk.CheckVersionRequest
-	ttl     int64 // createTTL: milliseconds
-	reconf  *reconfigRequest
+// Request is one client request as the server sees it.
+type Request struct {
+	Op      Op
+	Path    string
+	Data    []byte
+	Flags   int32
+	Version int32
+	ACL     []zk.ACL
+	Watch   bool
+	Mode    int32     // checkWatches, removeWatches: 1 child watches, 2 data watches, 3 any; addWatch: 0 persistent, 1 recursive
+	Ops     []Request // multi: its operations, each an OpCreate, OpCreateTTL (wire only), OpDelete, OpSetData or OpCheck
+	TTL     int64     // createTTL: milliseconds
+	// Reconfig holds a reconfig's arguments.
+	Reconfig *ReconfigRequest
 }
 
 // String renders the request for traces, e.g. `create /lock/n- flags=3`.
-func (r *request) String() string {
+func (r *Request) String() string {
 	var b strings.Builder
-	b.Grow(64 + len(r.path) + len(r.data))
-	b.WriteString(r.op.String())
-	if r.watch {
+	b.Grow(64 + len(r.Path) + len(r.Data))
+	b.WriteString(r.Op.String())
+	if r.Watch {
 		b.WriteString("W")
 	}
-	if r.path != "" {
-		b.WriteString(" " + r.path)
+	if r.Path != "" {
+		b.WriteString(" " + r.Path)
 	}
-	switch r.op {
-	case opCreate, opCreateContainer: // fmt's " flags=%d data=%q", without fmt: a checker's run renders many
-		b.WriteString(" flags=" + strconv.FormatInt(int64(r.flags), 10) + " data=" + strconv.Quote(string(r.data)))
-	case opCreateTTL:
-		fmt.Fprintf(&b, " flags=%d ttl=%d data=%q", r.flags, r.ttl, r.data)
-	case opSetData:
-		b.WriteString(" version=" + strconv.FormatInt(int64(r.version), 10) + " data=" + strconv.Quote(string(r.data)))
-	case opDelete, opCheck:
-		b.WriteString(" version=" + strconv.FormatInt(int64(r.version), 10))
-	case opSetACL:
-		fmt.Fprintf(&b, " version=%d acl=%v", r.version, r.acl)
-	case opCheckWatches, opRemoveWatches:
-		fmt.Fprintf(&b, " type=%d", r.mode)
-	case opAddWatch:
-		fmt.Fprintf(&b, " mode=%d", r.mode)
-	case opReconfig:
-		fmt.Fprintf(&b, " joining=%s leaving=%s members=%s from=%#x", nullable(r.reconf.joining), nullable(r.reconf.leaving), nullable(r.reconf.newMembers), r.reconf.fromConfig)
-	case opAuth:
+	switch r.Op {
+	case OpCreate, OpCreateContainer: // fmt's " flags=%d data=%q", without fmt: a checker's run renders many
+		b.WriteString(" flags=" + strconv.FormatInt(int64(r.Flags), 10) + " data=" + strconv.Quote(string(r.Data)))
+	case OpCreateTTL:
+		fmt.Fprintf(&b, " flags=%d ttl=%d data=%q", r.Flags, r.TTL, r.Data)
+	case OpSetData:
+		b.WriteString(" version=" + strconv.FormatInt(int64(r.Version), 10) + " data=" + strconv.Quote(string(r.Data)))
+	case OpDelete, OpCheck:
+		b.WriteString(" version=" + strconv.FormatInt(int64(r.Version), 10))
+	case OpSetACL:
+		fmt.Fprintf(&b, " version=%d acl=%v", r.Version, r.ACL)
+	case OpCheckWatches, OpRemoveWatches:
+		fmt.Fprintf(&b, " type=%d", r.Mode)
+	case OpAddWatch:
+		fmt.Fprintf(&b, " mode=%d", r.Mode)
+	case OpReconfig:
+		fmt.Fprintf(&b, " joining=%s leaving=%s members=%s from=%#x", nullable(r.Reconfig.Joining), nullable(r.Reconfig.Leaving), nullable(r.Reconfig.NewMembers), r.Reconfig.FromConfig)
+	case OpAuth:
 		b.Reset()
-		b.WriteString("addAuth " + r.path) // the credentials stay out of traces
-	case opMulti:
-		for i, op := range r.ops {
+		b.WriteString("addAuth " + r.Path) // the credentials stay out of traces
+	case OpMulti:
+		for i := range r.Ops {
 			if i > 0 {
 				b.WriteString(";")
 			}
-			b.WriteString(" " + multiOpString(op))
+			b.WriteString(" " + multiOpString(&r.Ops[i]))
 		}
 	}
 	return b.String()
@@ -153,40 +154,32 @@ func nullable(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
-func multiOpString(op any) string {
-	switch o := op.(type) {
-	case *zk.CreateRequest:
-		return fmt.Sprintf("create %s flags=%d data=%q", o.Path, o.Flags, o.Data)
-	case *zk.CreateTTLRequest:
-		return fmt.Sprintf("createTTL %s flags=%d ttl=%d data=%q", o.Path, o.Flags, o.Ttl, o.Data)
-	case *zk.DeleteRequest:
-		return fmt.Sprintf("delete %s version=%d", o.Path, o.Version)
-	case *zk.SetDataRequest:
-		return fmt.Sprintf("set %s version=%d data=%q", o.Path, o.Version, o.Data)
-	case *zk.CheckVersionRequest:
-		return fmt.Sprintf("check %s version=%d", o.Path, o.Version)
+func multiOpString(op *Request) string {
+	switch op.Op {
+	case OpCreate, OpCreateTTL, OpDelete, OpSetData, OpCheck:
+		return op.String()
 	}
-	return fmt.Sprintf("%T", op)
+	return "unknown op " + strconv.Itoa(int(op.Op))
 }
 
-// result is the server's reply to a request.
-type result struct {
-	zxid     int64 // the reply header's zxid: the last zxid the server had committed when it replied
-	err      error
-	path     string
-	data     []byte
-	stat     zk.Stat
-	children []string
-	multi    []zk.MultiResponse
-	acl      []zk.ACL // getACL
-	number   int32    // getAllChildrenNumber
-	noReply  bool     // a successful check outside a multi: ZooKeeper 3.8 sends no reply at all
+// Result is the server's reply to a request.
+type Result struct {
+	Zxid     int64 // the reply header's zxid: the last zxid the server had committed when it replied
+	Err      error
+	Path     string
+	Data     []byte
+	Stat     zk.Stat
+	Children []string
+	Multi    []zk.MultiResponse
+	ACL      []zk.ACL // getACL
+	Number   int32    // getAllChildrenNumber
+	NoReply  bool     // a successful check outside a multi: ZooKeeper 3.8 sends no reply at all
 }
 
-// notification is a watch event the server sends to one session.
-type notification struct {
-	session int64
-	event   zk.Event
+// Notification is a watch event the server sends to one session.
+type Notification struct {
+	Session int64
+	Event   zk.Event
 }
 
 type childEntry struct {
@@ -234,8 +227,8 @@ type session struct {
 	auth      sessionAuth // what its current connection authenticated as (acl.go)
 }
 
-// core is one ZooKeeper server's state. Its zero value is not usable; see newCore.
-type core struct {
+// core is one ZooKeeper server's state. Its zero value is not usable; see New.
+type Core struct {
 	seed       uint64
 	super      string     // the super digest (user:base64 hash) that addAuth makes super; "" for none
 	saslSuper  string     // the SASL user that logging in makes super (zookeeper.superUser); "" for none
@@ -255,7 +248,7 @@ type core struct {
 	undo       []undoEntry                      // how to restore what the running multi changed
 	taken      []takenWatch                     // the watches the running multi fired, set again on rollback
 	reaper     reaper                           // TTL nodes and the container manager (ttl.go)
-	writes     nsCounts                         // bytes written per top-level namespace (nsmetrics.go)
+	writes     NamespaceCounts                  // bytes written per top-level namespace (nsmetrics.go)
 	// pendingWrites are the running multi's writes, counted in writes if it commits.
 	pendingWrites []pendingWrite
 }
@@ -285,13 +278,13 @@ type undoEntry struct {
 	prev *node // nil: the node did not exist
 }
 
-func newCore(seed uint64, now int64) *core {
-	c := &core{
+func New(seed uint64, now int64) *Core {
+	c := &Core{
 		seed:     seed,
 		now:      now,
 		nodes:    map[string]*node{},
 		sessions: map[int64]*session{},
-		writes:   nsCounts{},
+		writes:   NamespaceCounts{},
 		// Real session ids carry the server id in the top byte and a time-derived value below; ours carry a
 		// seed-derived value, so that tests cannot accidentally depend on the numbers.
 		sidBase: int64(mix64(seed^0x5e551011)&0x00ffffff00000000) | 1<<56,
@@ -322,7 +315,7 @@ func mix64(x uint64) uint64 {
 }
 
 // childKey places a child in its parent's listing: an FNV-1a hash of the name, keyed by the seed.
-func (c *core) childKey(name string) uint64 {
+func (c *Core) childKey(name string) uint64 {
 	h := uint64(14695981039346656037) ^ c.seed
 	for i := 0; i < len(name); i++ {
 		h ^= uint64(name[i])
@@ -331,7 +324,7 @@ func (c *core) childKey(name string) uint64 {
 	return mix64(h)
 }
 
-func (c *core) link(parent, name string) {
+func (c *Core) link(parent, name string) {
 	p := c.nodes[parent]
 	e := childEntry{c.childKey(name), name}
 	i := sort.Search(len(p.children), func(i int) bool { return !childLess(p.children[i], e) })
@@ -339,7 +332,7 @@ func (c *core) link(parent, name string) {
 	p.stat.NumChildren = int32(len(p.children))
 }
 
-func (c *core) unlink(parent, name string) {
+func (c *Core) unlink(parent, name string) {
 	p := c.nodes[parent]
 	e := childEntry{c.childKey(name), name}
 	i := sort.Search(len(p.children), func(i int) bool { return !childLess(p.children[i], e) })
@@ -357,7 +350,7 @@ func childLess(a, b childEntry) bool {
 // --- sessions ---------------------------------------------------------------------------------------------
 
 // createSession opens a session. Like ZooKeeper, it is a transaction and spends a zxid.
-func (c *core) createSession(timeout time.Duration) int64 {
+func (c *Core) createSession(timeout time.Duration) int64 {
 	c.sidNext++
 	id := c.sidBase + c.sidNext
 	c.zxid++
@@ -368,13 +361,13 @@ func (c *core) createSession(timeout time.Duration) int64 {
 // closeSession ends a session (Close or expiry) in one transaction: its ephemeral nodes go, in path order,
 // each firing its watches (the closing session's own included: the server sends those before it closes the
 // connection), then the session's remaining watches are dropped. It reports false when the session was already gone.
-func (c *core) closeSession(id int64) ([]notification, bool) {
+func (c *Core) closeSession(id int64) ([]Notification, bool) {
 	s, ok := c.sessions[id]
 	if !ok {
 		return nil, false
 	}
 	c.zxid++
-	var notes []notification
+	var notes []Notification
 	for _, p := range slices.Sorted(maps.Keys(s.ephemeral)) { // collected before removeNode edits the set
 		notes = c.removeNode(p, notes)
 	}
@@ -383,7 +376,7 @@ func (c *core) closeSession(id int64) ([]notification, bool) {
 	return notes, true
 }
 
-func (c *core) dropWatches(id int64) {
+func (c *Core) dropWatches(id int64) {
 	for _, table := range c.watches {
 		for p, set := range table {
 			delete(set, id)
@@ -406,146 +399,146 @@ func (c *core) dropWatches(id int64) {
 
 // apply executes one request for a live session and returns the reply and the watch events it fires, in the
 // order the server sends them.
-func (c *core) apply(sid int64, r *request) (result, []notification) {
+func (c *Core) apply(sid int64, r *Request) (Result, []Notification) {
 	if _, ok := c.sessions[sid]; !ok {
-		return result{zxid: c.zxid, err: zk.ErrSessionExpired}, nil
+		return Result{Zxid: c.zxid, Err: zk.ErrSessionExpired}, nil
 	}
-	if r.op == opCloseSession {
+	if r.Op == OpCloseSession {
 		notes, _ := c.closeSession(sid)
-		return result{zxid: c.zxid}, notes
+		return Result{Zxid: c.zxid}, notes
 	}
-	if r.op.isWrite() {
+	if r.Op.isWrite() {
 		c.zxid++ // a write spends a zxid even when it fails
 	}
 	var (
-		res   result
-		notes []notification
+		res   Result
+		notes []Notification
 	)
-	switch r.op {
-	case opCreate:
-		res.path, res.err = c.create(sid, opCreate, r.path, r.data, r.flags, r.acl)
-		if res.err == nil {
-			notes = c.createdEvents(res.path, notes)
+	switch r.Op {
+	case OpCreate:
+		res.Path, res.Err = c.create(sid, OpCreate, r.Path, r.Data, r.Flags, r.ACL)
+		if res.Err == nil {
+			notes = c.createdEvents(res.Path, notes)
 		}
-	case opDelete:
-		if res.err = c.checkDelete(sid, r.path, r.version); res.err == nil {
-			notes = c.removeNode(r.path, notes)
+	case OpDelete:
+		if res.Err = c.checkDelete(sid, r.Path, r.Version); res.Err == nil {
+			notes = c.removeNode(r.Path, notes)
 		}
-	case opSetData:
-		res.stat, res.err = c.setData(sid, r.path, r.data, r.version)
-		if res.err == nil {
-			notes = c.fire(dataWatch, r.path, zk.EventNodeDataChanged, notes)
+	case OpSetData:
+		res.Stat, res.Err = c.setData(sid, r.Path, r.Data, r.Version)
+		if res.Err == nil {
+			notes = c.fire(dataWatch, r.Path, zk.EventNodeDataChanged, notes)
 		}
-	case opExists:
-		n, ok := c.nodes[r.path]
-		if r.watch {
-			c.addWatch(dataWatch, r.path, sid) // exists leaves a watch even on a missing node
+	case OpExists:
+		n, ok := c.nodes[r.Path]
+		if r.Watch {
+			c.addWatch(dataWatch, r.Path, sid) // exists leaves a watch even on a missing node
 		}
 		if !ok {
-			res.err = zk.ErrNoNode
+			res.Err = zk.ErrNoNode
 		} else {
-			res.stat = n.view()
+			res.Stat = n.view()
 		}
-	case opGetData:
-		if n, ok := c.nodes[r.path]; !ok {
-			res.err = zk.ErrNoNode
+	case OpGetData:
+		if n, ok := c.nodes[r.Path]; !ok {
+			res.Err = zk.ErrNoNode
 		} else if !c.allowed(sid, n, zk.PermRead) {
-			res.err = zk.ErrNoAuth // checked before the watch is set: none is left
+			res.Err = zk.ErrNoAuth // checked before the watch is set: none is left
 		} else {
-			if r.watch {
-				c.addWatch(dataWatch, r.path, sid)
+			if r.Watch {
+				c.addWatch(dataWatch, r.Path, sid)
 			}
-			res.data, res.stat = cloneBytes(n.data), n.view()
+			res.Data, res.Stat = cloneBytes(n.data), n.view()
 		}
-	case opGetChildren:
-		if n, ok := c.nodes[r.path]; !ok {
-			res.err = zk.ErrNoNode
+	case OpGetChildren:
+		if n, ok := c.nodes[r.Path]; !ok {
+			res.Err = zk.ErrNoNode
 		} else if !c.allowed(sid, n, zk.PermRead) {
-			res.err = zk.ErrNoAuth
+			res.Err = zk.ErrNoAuth
 		} else {
-			if r.watch {
-				c.addWatch(childWatch, r.path, sid)
+			if r.Watch {
+				c.addWatch(childWatch, r.Path, sid)
 			}
-			res.children = make([]string, len(n.children))
+			res.Children = make([]string, len(n.children))
 			for i, e := range n.children {
-				res.children[i] = e.name
+				res.Children[i] = e.name
 			}
-			res.stat = n.view()
+			res.Stat = n.view()
 		}
-	case opSync:
-		res.path = r.path
-	case opGetACL:
+	case OpSync:
+		res.Path = r.Path
+	case OpGetACL:
 		// ZooKeeper 3.8 wants READ or ADMIN, and hides the digests' hashes from a session without ADMIN.
-		switch n, ok := c.nodes[r.path]; {
+		switch n, ok := c.nodes[r.Path]; {
 		case !ok:
-			res.err = zk.ErrNoNode
+			res.Err = zk.ErrNoNode
 		case !c.allowed(sid, n, zk.PermRead|zk.PermAdmin):
-			res.err = zk.ErrNoAuth
+			res.Err = zk.ErrNoAuth
 		case !c.allowed(sid, n, zk.PermAdmin):
-			res.acl, res.stat = redactACL(n.acl), n.view()
+			res.ACL, res.Stat = redactACL(n.acl), n.view()
 		default:
-			res.acl, res.stat = slices.Clone(n.acl), n.view()
+			res.ACL, res.Stat = slices.Clone(n.acl), n.view()
 		}
-	case opSetACL:
-		res.stat, res.err = c.setACL(sid, r.path, r.acl, r.version)
-	case opCheck:
-		if res.err = c.checkVersion(sid, r.path, r.version); res.err == nil {
-			res.noReply = true
+	case OpSetACL:
+		res.Stat, res.Err = c.setACL(sid, r.Path, r.ACL, r.Version)
+	case OpCheck:
+		if res.Err = c.checkVersion(sid, r.Path, r.Version); res.Err == nil {
+			res.NoReply = true
 		}
-	case opAllChildrenNumber:
-		if n, ok := c.nodes[r.path]; !ok {
-			res.err = zk.ErrNoNode
+	case OpAllChildrenNumber:
+		if n, ok := c.nodes[r.Path]; !ok {
+			res.Err = zk.ErrNoNode
 		} else if !c.allowed(sid, n, zk.PermRead) {
-			res.err = zk.ErrNoAuth
+			res.Err = zk.ErrNoAuth
 		} else {
-			res.number = c.descendants(r.path)
+			res.Number = c.descendants(r.Path)
 		}
-	case opGetEphemerals:
-		res.children = []string{}
+	case OpGetEphemerals:
+		res.Children = []string{}
 		for _, p := range slices.Sorted(maps.Keys(c.sessions[sid].ephemeral)) {
-			if strings.HasPrefix(p, r.path) {
-				res.children = append(res.children, p)
+			if strings.HasPrefix(p, r.Path) {
+				res.Children = append(res.Children, p)
 			}
 		}
-	case opCheckWatches, opRemoveWatches:
-		res.err = c.watchedBy(sid, r.path, r.mode, r.op == opRemoveWatches)
-	case opAddWatch:
-		if r.mode != 0 && r.mode != 1 {
-			res.err = errMarshalling // not a mode ZooKeeper knows (0 persistent, 1 persistent recursive): it cannot decode the request
+	case OpCheckWatches, OpRemoveWatches:
+		res.Err = c.watchedBy(sid, r.Path, r.Mode, r.Op == OpRemoveWatches)
+	case OpAddWatch:
+		if r.Mode != 0 && r.Mode != 1 {
+			res.Err = errMarshalling // not a mode ZooKeeper knows (0 persistent, 1 persistent recursive): it cannot decode the request
 		} else {
-			c.addPersistentWatch(sid, r.path, r.mode == 1)
+			c.addPersistentWatch(sid, r.Path, r.Mode == 1)
 		}
-	case opPing:
-	case opAuth:
-		res.err = c.addAuth(sid, r.path, r.data)
-	case opReconfig:
-		res, notes = c.reconfigure(sid, r.reconf)
-	case opCreateContainer, opCreateTTL:
+	case OpPing:
+	case OpAuth:
+		res.Err = c.addAuth(sid, r.Path, r.Data)
+	case OpReconfig:
+		res, notes = c.reconfigure(sid, r.Reconfig)
+	case OpCreateContainer, OpCreateTTL:
 		var m nodeMode
-		if m, res.err = c.createMode(r.op, r.flags, r.ttl); res.err == nil {
-			res.path, res.err = c.createAs(sid, r.path, r.data, r.acl, m)
+		if m, res.Err = c.createMode(r.Op, r.Flags, r.TTL); res.Err == nil {
+			res.Path, res.Err = c.createAs(sid, r.Path, r.Data, r.ACL, m)
 		}
-		if res.err == nil {
-			notes = c.createdEvents(res.path, notes)
+		if res.Err == nil {
+			notes = c.createdEvents(res.Path, notes)
 		}
-	case opMulti:
-		if res.multi, notes, res.err = c.multi(sid, r.ops); res.err != nil {
+	case OpMulti:
+		if res.Multi, notes, res.Err = c.multi(sid, r.Ops); res.Err != nil {
 			break
 		}
-		for _, m := range res.multi {
+		for _, m := range res.Multi {
 			if m.Error != nil {
-				res.err = m.Error
+				res.Err = m.Error
 				break
 			}
 		}
 	}
-	res.zxid = c.zxid
+	res.Zxid = c.zxid
 	return res, notes
 }
 
 // setACL replaces a node's ACL if its aversion matches (-1 matches any), as ZooKeeper checks them: the ACL
 // (fixupACL), the node's existence, ADMIN on it, then the version.
-func (c *core) setACL(sid int64, path string, acl []zk.ACL, version int32) (zk.Stat, error) {
+func (c *Core) setACL(sid int64, path string, acl []zk.ACL, version int32) (zk.Stat, error) {
 	acl, err := c.fixupACL(sid, acl)
 	if err != nil {
 		return zk.Stat{}, err
@@ -566,7 +559,7 @@ func (c *core) setACL(sid int64, path string, acl []zk.ACL, version int32) (zk.S
 }
 
 // descendants counts the nodes below path, at any depth.
-func (c *core) descendants(path string) int32 {
+func (c *Core) descendants(path string) int32 {
 	prefix := path + "/"
 	if path == "/" {
 		prefix = "/"
@@ -584,7 +577,7 @@ func (c *core) descendants(path string) int32 {
 // (zk.ErrNoWatcher if it has none): 1 child watches, 2 data watches, 3 either, whatever their mode (ZooKeeper
 // 3.8.0 cannot decode the types 4 and 5 of persistent watches: marshalling error). With remove set it also
 // removes them, as removeWatches does.
-func (c *core) watchedBy(sid int64, path string, mode int32, remove bool) error {
+func (c *Core) watchedBy(sid int64, path string, mode int32, remove bool) error {
 	if !remove && path != "" && path[0] != '/' {
 		// Measured: checkWatches of a relative path fails with a marshalling error whatever the session
 		// watches (ZooKeeper walks the path's parents, which a relative path breaks); removeWatches of one
@@ -632,7 +625,7 @@ func (c *core) watchedBy(sid int64, path string, mode int32, remove bool) error 
 // addPersistentWatch sets the watch addWatch sets, persistent or recursive, in both tables (as ZooKeeper 3.8.0
 // does: checkWatches finds a recursive watch among the child watches too), replacing the session's standard
 // watches on the path.
-func (c *core) addPersistentWatch(sid int64, path string, recursive bool) {
+func (c *Core) addPersistentWatch(sid int64, path string, recursive bool) {
 	mode := persistentWatch
 	if recursive {
 		mode = recursiveWatch
@@ -663,9 +656,9 @@ func cloneBytes(b []byte) []byte {
 // create adds a node. The checks come in ZooKeeper 3.8's order, as measured: flags, the path's shape
 // (relative or with NUL), the ACL (fixupACL), the parent's existence, CREATE on the parent, the whole path's
 // validity (after the sequence suffix), the node's absence, and a parent that is not ephemeral. A sequential name is the parent's
-// count of child creates so far, as `%010d` (a Java int: it wraps to -2147483648). op is opCreate for a create
-// request, opMulti for a multi's create op (see createMode).
-func (c *core) create(sid int64, op opKind, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+// count of child creates so far, as `%010d` (a Java int: it wraps to -2147483648). op is OpCreate for a create
+// request, OpMulti for a multi's create op (see createMode).
+func (c *Core) create(sid int64, op Op, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	m, err := c.createMode(op, flags, -1)
 	if err != nil {
 		return "", err
@@ -674,7 +667,7 @@ func (c *core) create(sid int64, op opKind, path string, data []byte, flags int3
 }
 
 // createAs adds a node of mode m (create's checks after the flags').
-func (c *core) createAs(sid int64, path string, data []byte, acl []zk.ACL, m nodeMode) (string, error) {
+func (c *Core) createAs(sid int64, path string, data []byte, acl []zk.ACL, m nodeMode) (string, error) {
 	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
 		return "", zk.ErrBadArguments // the server wants an absolute path free of NUL before anything else
 	}
@@ -731,7 +724,7 @@ func (c *core) createAs(sid int64, path string, data []byte, acl []zk.ACL, m nod
 	return path, nil
 }
 
-func (c *core) createdEvents(path string, notes []notification) []notification {
+func (c *Core) createdEvents(path string, notes []Notification) []Notification {
 	notes = c.fire(dataWatch, path, zk.EventNodeCreated, notes)
 	return c.fire(childWatch, parentOf(path), zk.EventNodeChildrenChanged, notes)
 }
@@ -739,7 +732,7 @@ func (c *core) createdEvents(path string, notes []notification) []notification {
 // checkDelete checks a delete in ZooKeeper 3.8's order: the server's own nodes, the parent's existence, DELETE
 // on the parent (before the node's own existence: a missing node under a parent the session may not delete
 // from is zk.ErrNoAuth), then the node, its version and its children.
-func (c *core) checkDelete(sid int64, path string, version int32) error {
+func (c *Core) checkDelete(sid int64, path string, version int32) error {
 	if !strings.Contains(path, "/") || strings.Contains(path, "\x00") {
 		return zk.ErrBadArguments // ZooKeeper cannot take the parent of such a path (measured: "golden", "")
 	}
@@ -768,7 +761,7 @@ func (c *core) checkDelete(sid int64, path string, version int32) error {
 
 // removeNode deletes a childless node: the parent's cversion and pzxid move, the node's data and child
 // watches fire NodeDeleted (once per session), the parent's child watches fire NodeChildrenChanged.
-func (c *core) removeNode(path string, notes []notification) []notification {
+func (c *Core) removeNode(path string, notes []Notification) []Notification {
 	n := c.nodes[path]
 	parent := parentOf(path)
 	c.save(parent)
@@ -789,15 +782,15 @@ func (c *core) removeNode(path string, notes []notification) []notification {
 		if !c.allowed(sid, n, zk.PermRead) {
 			continue
 		}
-		if !slices.ContainsFunc(notes[start:], func(n notification) bool { return n.session == sid }) {
-			notes = append(notes, notification{sid, watchEvent(zk.EventNodeDeleted, path)})
+		if !slices.ContainsFunc(notes[start:], func(n Notification) bool { return n.Session == sid }) {
+			notes = append(notes, Notification{sid, watchEvent(zk.EventNodeDeleted, path)})
 		}
 	}
 	return c.fire(childWatch, parent, zk.EventNodeChildrenChanged, notes)
 }
 
 // setData checks, as ZooKeeper 3.8 does, the node's existence, WRITE on it, then the version.
-func (c *core) setData(sid int64, path string, data []byte, version int32) (zk.Stat, error) {
+func (c *Core) setData(sid int64, path string, data []byte, version int32) (zk.Stat, error) {
 	n, ok := c.nodes[path]
 	if !ok {
 		return zk.Stat{}, zk.ErrNoNode
@@ -822,16 +815,16 @@ func (c *core) setData(sid int64, path string, data []byte, version int32) (zk.S
 // operation's outcome: nil before the failing one, the failure itself, then "runtime inconsistency" (-2) for
 // the ones it did not try; the tree, cversions included, is as before. Reaching a create with a TTL mode fails
 // the whole request instead: no responses, and errMarshalling as the error.
-func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, error) {
+func (c *Core) multi(sid int64, ops []Request) ([]zk.MultiResponse, []Notification, error) {
 	c.inMulti, c.undo = true, c.undo[:0]
 	defer func() { c.inMulti, c.undo, c.taken = false, c.undo[:0], c.taken[:0] }()
 	out := make([]zk.MultiResponse, len(ops))
-	var notes []notification
+	var notes []Notification
 	failed := -1
-	for i, op := range ops {
+	for i := range ops {
 		var err error
-		switch o := op.(type) {
-		case *zk.CreateRequest:
+		switch o := &ops[i]; o.Op {
+		case OpCreate:
 			if o.Flags == zk.FlagTTL || o.Flags == zk.FlagPersistentSequentialWithTTL {
 				// A create with a TTL mode that the server reaches (no earlier op failed) fails the whole
 				// request with a marshalling error: go-zookeeper returns no responses, nothing is applied.
@@ -839,28 +832,28 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 				return []zk.MultiResponse{}, nil, errMarshalling
 			}
 			var p string
-			if p, err = c.create(sid, opMulti, o.Path, o.Data, o.Flags, o.Acl); err == nil {
+			if p, err = c.create(sid, OpMulti, o.Path, o.Data, o.Flags, o.ACL); err == nil {
 				out[i].String = p
 				notes = c.createdEvents(p, notes)
 			}
-		case *zk.CreateTTLRequest:
+		case OpCreateTTL:
 			// A createTTL op in a multi takes its mode from the flags: a TTL node for the TTL modes, else
 			// whatever the flags make, its TTL unused (measured).
 			var m nodeMode
-			if m, err = c.createMode(multiTTLOp(o.Flags), o.Flags, o.Ttl); err == nil {
+			if m, err = c.createMode(multiTTLOp(o.Flags), o.Flags, o.TTL); err == nil {
 				var p string
-				if p, err = c.createAs(sid, o.Path, o.Data, o.Acl, m); err == nil {
+				if p, err = c.createAs(sid, o.Path, o.Data, o.ACL, m); err == nil {
 					out[i].String = p
 					notes = c.createdEvents(p, notes)
 				}
 			}
-		case *zk.DeleteRequest:
+		case OpDelete:
 			if err = c.checkPath(o.Path); err == nil {
 				if err = c.checkDelete(sid, o.Path, o.Version); err == nil {
 					notes = c.removeNode(o.Path, notes)
 				}
 			}
-		case *zk.SetDataRequest:
+		case OpSetData:
 			if err = c.checkPath(o.Path); err == nil {
 				var st zk.Stat
 				if st, err = c.setData(sid, o.Path, o.Data, o.Version); err == nil {
@@ -868,7 +861,7 @@ func (c *core) multi(sid int64, ops []any) ([]zk.MultiResponse, []notification, 
 					notes = c.fire(dataWatch, o.Path, zk.EventNodeDataChanged, notes)
 				}
 			}
-		case *zk.CheckVersionRequest:
+		case OpCheck:
 			if err = c.checkPath(o.Path); err == nil {
 				err = c.checkVersion(sid, o.Path, o.Version)
 			}
@@ -935,7 +928,7 @@ var errRuntimeInconsistency = fmt.Errorf("unknown error: %v", zk.ErrCode(-2))
 
 // checkVersion is a check operation's test, in ZooKeeper 3.8's order: the node's existence, READ on it, then
 // its version.
-func (c *core) checkVersion(sid int64, path string, version int32) error {
+func (c *Core) checkVersion(sid int64, path string, version int32) error {
 	n, ok := c.nodes[path]
 	switch {
 	case !ok:
@@ -948,7 +941,7 @@ func (c *core) checkVersion(sid int64, path string, version int32) error {
 	return nil
 }
 
-func (c *core) checkPath(path string) error {
+func (c *Core) checkPath(path string) error {
 	if err := validatePath(path, false); err != nil {
 		return zk.ErrBadArguments
 	}
@@ -957,7 +950,7 @@ func (c *core) checkPath(path string) error {
 
 // save records, once per transaction, how to undo a change to path; it also turns the node into a private
 // copy so that a rollback can put the old one back. Outside a multi there is nothing to undo, and it is free.
-func (c *core) save(path string) {
+func (c *Core) save(path string) {
 	if !c.inMulti {
 		return
 	}
@@ -976,7 +969,7 @@ func (c *core) save(path string) {
 	c.undo = append(c.undo, undoEntry{path: path, prev: &cp})
 }
 
-func (c *core) rollback() {
+func (c *Core) rollback() {
 	c.pendingWrites = c.pendingWrites[:0]
 	for i := len(c.undo) - 1; i >= 0; i-- {
 		u := c.undo[i]
@@ -1010,7 +1003,7 @@ func watchEvent(t zk.EventType, path string) zk.Event {
 	return zk.Event{Type: t, State: zk.StateSyncConnected, Path: path}
 }
 
-func (c *core) addWatch(kind int, path string, sid int64) {
+func (c *Core) addWatch(kind int, path string, sid int64) {
 	if m := c.persist[kind][path]; m != nil { // a standard watch replaces a persistent one
 		delete(m, sid)
 		if len(m) == 0 {
@@ -1026,7 +1019,7 @@ func (c *core) addWatch(kind int, path string, sid int64) {
 }
 
 // takeWatchers removes and returns, in session order, the sessions watching path (watches are one-shot).
-func (c *core) takeWatchers(kind int, path string) []int64 {
+func (c *Core) takeWatchers(kind int, path string) []int64 {
 	set, ok := c.watches[kind][path]
 	if !ok {
 		return nil
@@ -1046,7 +1039,7 @@ func (c *core) takeWatchers(kind int, path string) []int64 {
 // watchers returns, in session order and once each, the sessions an event of type t on path in table kind goes
 // to: the standard watchers of path (their watches are taken), the persistent ones of path, and, unless t is
 // NodeChildrenChanged, the recursive ones of path and of its ancestors.
-func (c *core) watchers(kind int, path string, t zk.EventType) []int64 {
+func (c *Core) watchers(kind int, path string, t zk.EventType) []int64 {
 	ids := c.takeWatchers(kind, path)
 	if len(c.persist[kind]) == 0 {
 		return ids
@@ -1079,19 +1072,19 @@ func (c *core) watchers(kind int, path string, t zk.EventType) []int64 {
 
 // fire takes the watches an event of type t on path triggers and sends the event to their sessions, those
 // that may read the node excepted (the node's ACL governs: the parent's for NodeChildrenChanged).
-func (c *core) fire(kind int, path string, t zk.EventType, notes []notification) []notification {
+func (c *Core) fire(kind int, path string, t zk.EventType, notes []Notification) []Notification {
 	return c.fireFor(kind, path, t, c.nodes[path], notes)
 }
 
 // fireFor is fire with the node whose ACL decides who gets the event: as ZooKeeper 3.8 (with the
 // CVE-2024-23944 fix the Debian build carries) does, a session without READ on it gets nothing, and its
 // watch is gone all the same.
-func (c *core) fireFor(kind int, path string, t zk.EventType, n *node, notes []notification) []notification {
+func (c *Core) fireFor(kind int, path string, t zk.EventType, n *node, notes []Notification) []Notification {
 	for _, sid := range c.watchers(kind, path, t) {
 		if n != nil && !c.allowed(sid, n, zk.PermRead) {
 			continue
 		}
-		notes = append(notes, notification{sid, watchEvent(t, path)})
+		notes = append(notes, Notification{sid, watchEvent(t, path)})
 	}
 	return notes
 }
@@ -1100,9 +1093,9 @@ func (c *core) fireFor(kind int, path string, t zk.EventType, n *node, notes []n
 // node changed after lastZxid fires at once (data: NodeDataChanged, or NodeDeleted if the node is gone;
 // exist: NodeCreated if the node now exists; child: NodeChildrenChanged, or NodeDeleted), the others are set
 // again. Each list is processed in the order given.
-func (c *core) setWatches(sid int64, lastZxid int64, data, exist, child []string) []notification {
-	var notes []notification
-	ev := func(t zk.EventType, p string) { notes = append(notes, notification{sid, watchEvent(t, p)}) }
+func (c *Core) setWatches(sid int64, lastZxid int64, data, exist, child []string) []Notification {
+	var notes []Notification
+	ev := func(t zk.EventType, p string) { notes = append(notes, Notification{sid, watchEvent(t, p)}) }
 	// Data and child watches follow one rule, each with its own zxid and event.
 	rewatch := func(paths []string, kind int, changed zk.EventType, zxid func(zk.Stat) int64) {
 		for _, p := range paths {
@@ -1130,7 +1123,7 @@ func (c *core) setWatches(sid int64, lastZxid int64, data, exist, child []string
 
 // setPersistentWatches re-registers a reconnecting session's persistent and recursive watches, as setWatches2
 // does: they are set again, and none fires for what changed meanwhile.
-func (c *core) setPersistentWatches(sid int64, persistent, recursive []string) {
+func (c *Core) setPersistentWatches(sid int64, persistent, recursive []string) {
 	for _, p := range persistent {
 		c.addPersistentWatch(sid, p, false)
 	}
@@ -1142,7 +1135,7 @@ func (c *core) setPersistentWatches(sid int64, persistent, recursive []string) {
 // --- inspection -------------------------------------------------------------------------------------------
 
 // dump renders the whole state, sorted, one line per node, session and watch.
-func (c *core) dump(b *strings.Builder) {
+func (c *Core) dump(b *strings.Builder) {
 	fmt.Fprintf(b, "zxid %d\n", c.zxid)
 	for _, p := range slices.Sorted(maps.Keys(c.nodes)) {
 		n := c.nodes[p]
@@ -1187,7 +1180,7 @@ const (
 
 // wireSize returns the length of the request's packet as jute encodes it (header included, length prefix
 // excluded). Only writes can carry enough data to matter; reads are small.
-func (r *request) wireSize() int {
+func (r *Request) wireSize() int {
 	str := func(s string) int { return 4 + len(s) }
 	acls := func(a []zk.ACL) int {
 		n := 4
@@ -1197,28 +1190,26 @@ func (r *request) wireSize() int {
 		return n
 	}
 	n := 8
-	switch r.op {
-	case opCreate:
-		n += str(r.path) + 4 + len(r.data) + acls(r.acl) + 4
-	case opSetData:
-		n += str(r.path) + 4 + len(r.data) + 4
-	case opMulti:
-		for _, op := range r.ops {
+	switch r.Op {
+	case OpCreate:
+		n += str(r.Path) + 4 + len(r.Data) + acls(r.ACL) + 4
+	case OpSetData:
+		n += str(r.Path) + 4 + len(r.Data) + 4
+	case OpMulti:
+		for i := range r.Ops {
 			n += 9
-			switch o := op.(type) {
-			case *zk.CreateRequest:
-				n += str(o.Path) + 4 + len(o.Data) + acls(o.Acl) + 4
-			case *zk.SetDataRequest:
+			switch o := &r.Ops[i]; o.Op {
+			case OpCreate:
+				n += str(o.Path) + 4 + len(o.Data) + acls(o.ACL) + 4
+			case OpSetData:
 				n += str(o.Path) + 4 + len(o.Data) + 4
-			case *zk.DeleteRequest:
-				n += str(o.Path) + 4
-			case *zk.CheckVersionRequest:
+			case OpDelete, OpCheck:
 				n += str(o.Path) + 4
 			}
 		}
 		n += 9
 	default:
-		n += str(r.path) + 5
+		n += str(r.Path) + 5
 	}
 	return n
 }
