@@ -76,7 +76,12 @@ var opNames = [...]string{
 	OpReconfig:          "reconfig",
 }
 
-func (k Op) String() string { return opNames[k] }
+func (k Op) String() string {
+	if int(k) >= len(opNames) || opNames[k] == "" {
+		return "op(" + strconv.Itoa(int(k)) + ")"
+	}
+	return opNames[k]
+}
 
 // isWrite reports whether the server turns the request into a transaction (and so spends a zxid on it, even
 // when it fails, as ZooKeeper's PrepRequestProcessor does).
@@ -131,6 +136,9 @@ func (r *Request) String() string {
 	case OpAddWatch:
 		fmt.Fprintf(&b, " mode=%d", r.Mode)
 	case OpReconfig:
+		if r.Reconfig == nil {
+			break
+		}
 		fmt.Fprintf(&b, " joining=%s leaving=%s members=%s from=%#x", nullable(r.Reconfig.Joining), nullable(r.Reconfig.Leaving), nullable(r.Reconfig.NewMembers), r.Reconfig.FromConfig)
 	case OpAuth:
 		b.Reset()
@@ -512,6 +520,10 @@ func (c *Core) apply(sid int64, r *Request) (Result, []Notification) {
 	case OpAuth:
 		res.Err = c.addAuth(sid, r.Path, r.Data)
 	case OpReconfig:
+		if r.Reconfig == nil {
+			res.Err = zk.ErrBadArguments // a reconfig without its arguments: nothing to decide on
+			break
+		}
 		res, notes = c.reconfigure(sid, r.Reconfig)
 	case OpCreateContainer, OpCreateTTL:
 		var m nodeMode
@@ -531,6 +543,8 @@ func (c *Core) apply(sid int64, r *Request) (Result, []Notification) {
 				break
 			}
 		}
+	default:
+		res.Err = errUnimplemented // not a request the core knows; the edge translates only those it does
 	}
 	res.Zxid = c.zxid
 	return res, notes

@@ -9,5 +9,7 @@
 // request (the core's own Request, which the server translates from go-zookeeper's calls and from the wire)
 // and returns its Result and the watch Notifications it fires; a few more calls carry a session's lifecycle
 // and the clock; everything else is a read-only view (Dump, Figures, Session, Stat, …) for the server's dump,
-// four-letter words and metrics. Nothing outside the package reads its fields.
+// four-letter words and metrics. Nothing outside the package reads its fields. The scenario tests drive it
+// through that door alone: testdata/*.txt hold commands and what the core answers (core_test.go describes the
+// format; go test -rewrite writes the answers).
 package core
