@@ -37,7 +37,7 @@ type ensembleState struct {
 	listeners  [][]net.Listener       // each member's TCP listeners
 	addrs      [][]string             // the addresses they were opened on, to listen on again after a restart
 	traceMasks map[int]int64          // members' trace masks, once stmk set them (flw.go)
-	reads      []core.NamespaceCounts // each member's reads per namespace since it started (nsmetrics.go)
+	reads      []core.NamespaceCounts // each member's reads per namespace since it started (nsmetrics.go; the writes are the core's)
 }
 
 func newEnsemble(ids []int64) ensembleState {

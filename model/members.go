@@ -7,7 +7,11 @@ import (
 )
 
 // EnsembleMember is one server of an ensemble's configuration, as a zoo.cfg's "server.N=" line gives it:
-// server.ID=Host:QuorumPort:ElectionPort[:observer][;[ClientHost:]ClientPort] (see core.Member).
+// server.ID=Host:QuorumPort:ElectionPort[:observer][;[ClientHost:]ClientPort]. The model listens on no
+// quorum or election port; they only appear in /zookeeper/config. ClientHost and ClientPort are the line's
+// client address; ClientHost "" means the line has none (the server's clientPort applies, and
+// /zookeeper/config shows none); a client part of a port alone is ClientHost "0.0.0.0", as ZooKeeper reads
+// it. It is the core's type (core.Member): the server hands the configuration to the core as it is.
 type EnsembleMember = core.Member
 
 // WithMembers makes the server an ensemble of these servers (as many members as there are, in this order:
