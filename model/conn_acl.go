@@ -65,7 +65,8 @@ func (c *Conn) rememberAuth(r *core.Request, err error) {
 func (s *Server) resendAuth(c *Conn) {
 	s.core.ResetAuth(c.session, core.InProcessIP)
 	for _, cr := range c.creds {
-		_ = s.core.AddAuth(c.session, cr.scheme, cr.auth) // accepted once, accepted again: the schemes do not change
+		// Accepted once, accepted again: the schemes do not change.
+		_, _ = s.core.Apply(c.session, &core.Request{Op: core.OpAuth, Path: cr.scheme, Data: cr.auth})
 	}
 }
 

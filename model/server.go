@@ -821,9 +821,9 @@ func (s *Server) reconnect(c *Conn) {
 		s.resendAuth(c)
 		c.setState(zk.StateHasSession)
 		data, exist, child := c.watchLists()
-		notes := s.core.SetWatches(c.session, c.lastZxid, data, exist, child)
 		persistent, recursive := c.persistentLists()
-		s.core.SetPersistentWatches(c.session, persistent, recursive)
+		_, notes := s.core.Apply(c.session, &core.Request{Op: core.OpSetWatches, Watches: &core.WatchesRequest{
+			RelativeZxid: c.lastZxid, Data: data, Exist: exist, Child: child, Persistent: persistent, Recursive: recursive}})
 		s.record(c, "reconnect", "session %#x resumed, %d watches re-set, %d fired", c.session, len(data)+len(exist)+len(child)-len(notes), len(notes))
 		for _, n := range notes {
 			c.outbox = append(c.outbox, outItem{event: n.Event})

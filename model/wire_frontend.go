@@ -8,10 +8,12 @@ import (
 	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
-// This file holds the requests the wire front end answers itself, without the core's Apply: addAuth (the
-// connection's identities), whoAmI, setWatches and setWatches2 (a reconnecting client's watches), multiRead
-// (reads through the core, one at a time) and, in sasl.go, sasl. The connections are in wire.go, the
-// translation of the requests the core executes in wire_translate.go.
+// This file holds the requests the wire front end answers in a form of its own (coreRequest has no
+// translation for them): addAuth (the connection's identities: zxid 0, and AUTHFAILED closes the connection),
+// whoAmI (a view of those identities), setWatches and setWatches2 (a reconnecting client's watches),
+// multiRead (reads through the core, one at a time) and, in sasl.go, sasl. What changes the core's state goes
+// through its Apply all the same. The connections are in wire.go, the translation of the requests the core
+// answers as they come in wire_translate.go.
 
 // applyFrontEnd answers the requests the core has no part in. It reports the trace detail and whether the
 // server closes the connection after the reply.
@@ -23,8 +25,8 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; a scheme other
 		// than digest and ip is AUTHFAILED, and the server closes the connection (the core keeps the
 		// identities: the session's, until its next connection).
-		if err := s.core.AddAuth(c.session, r.Scheme, r.Auth); err != nil {
-			w.frame = replyFrame(w.xid, 0, errCode(err), nil)
+		if res, _ := s.core.Apply(c.session, &core.Request{Op: core.OpAuth, Path: r.Scheme, Data: r.Auth}); res.Err != nil {
+			w.frame = replyFrame(w.xid, 0, errCode(res.Err), nil)
 			return "error auth failed; closing", true
 		}
 		w.frame = replyFrame(w.xid, 0, 0, nil)
@@ -60,8 +62,8 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 			w.frame = replyFrame(w.xid, s.core.Zxid(), -5, nil) // a null list: the server cannot read it
 			return "error marshalling (a null watch list)", false
 		}
-		notes := s.core.SetWatches(c.session, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches)
-		s.core.SetPersistentWatches(c.session, r.PersistentWatches, r.RecursiveWatches)
+		_, notes := s.core.Apply(c.session, &core.Request{Op: core.OpSetWatches, Watches: &core.WatchesRequest{RelativeZxid: r.RelativeZxid,
+			Data: r.DataWatches, Exist: r.ExistWatches, Child: r.ChildWatches, Persistent: r.PersistentWatches, Recursive: r.RecursiveWatches}})
 		for _, n := range notes {
 			c.outbox = append(c.outbox, outItem{event: n.Event})
 		}

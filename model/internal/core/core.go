@@ -48,6 +48,7 @@ const (
 	OpCreateTTL       // createTTL (opcode 21): Request.TTL is the TTL
 	OpAuth            // addAuth: path holds the scheme, data the credentials
 	OpReconfig        // reconfig (opcode 16): Request.Reconfig holds its arguments (reconfig.go)
+	OpSetWatches      // setWatches, setWatches2: a reconnecting session's watches, in Request.Watches
 )
 
 var opNames = [...]string{
@@ -74,6 +75,7 @@ var opNames = [...]string{
 	OpCreateTTL:         "createTTL",
 	OpAuth:              "addAuth",
 	OpReconfig:          "reconfig",
+	OpSetWatches:        "setWatches",
 }
 
 func (k Op) String() string {
@@ -107,6 +109,16 @@ type Request struct {
 	TTL     int64     // createTTL: milliseconds
 	// Reconfig holds a reconfig's arguments.
 	Reconfig *ReconfigRequest
+	// Watches holds a setWatches' lists.
+	Watches *WatchesRequest
+}
+
+// WatchesRequest is what a reconnecting client's setWatches (or setWatches2) carries: the last zxid it saw,
+// and the paths of its watches by kind.
+type WatchesRequest struct {
+	RelativeZxid          int64
+	Data, Exist, Child    []string // standard watches: getData, exists, getChildren
+	Persistent, Recursive []string // addWatch's (setWatches2 only)
 }
 
 // String renders the request for traces, e.g. `create /lock/n- flags=3`.
@@ -135,6 +147,10 @@ func (r *Request) String() string {
 		fmt.Fprintf(&b, " type=%d", r.Mode)
 	case OpAddWatch:
 		fmt.Fprintf(&b, " mode=%d", r.Mode)
+	case OpSetWatches:
+		if w := r.Watches; w != nil {
+			fmt.Fprintf(&b, " zxid=%d data=%v exist=%v child=%v persistent=%v recursive=%v", w.RelativeZxid, w.Data, w.Exist, w.Child, w.Persistent, w.Recursive)
+		}
 	case OpReconfig:
 		if r.Reconfig == nil {
 			break
@@ -525,6 +541,11 @@ func (c *Core) apply(sid int64, r *Request) (Result, []Notification) {
 			break
 		}
 		res, notes = c.reconfigure(sid, r.Reconfig)
+	case OpSetWatches:
+		if w := r.Watches; w != nil {
+			notes = c.setWatches(sid, w.RelativeZxid, w.Data, w.Exist, w.Child)
+			c.setPersistentWatches(sid, w.Persistent, w.Recursive)
+		}
 	case OpCreateContainer, OpCreateTTL:
 		var m nodeMode
 		if m, res.Err = c.createMode(r.Op, r.Flags, r.TTL); res.Err == nil {

@@ -33,6 +33,7 @@ import (
 //	expire NAME                                CloseSession (an expiry)
 //	dropwatches NAME                           DropWatches (the connection closed)
 //	setwatches NAME zxid=N [data=P,…] [exist=P,…] [child=P,…] [persistent=P,…] [recursive=P,…]
+//	                                           Apply of an OpSetWatches
 //	auth NAME ip=IP | sasl=USER                ResetAuth (a new connection from IP) or AddSASL
 //	clock MS                                   SetNow(MS), then the container manager's due passes (Reap)
 //	                                           and PassedTo, as Server.Advance does without expiries
@@ -396,9 +397,9 @@ func (r *scenarioRun) setWatches(words []string) (string, error) {
 			return "", fmt.Errorf("unknown argument %q", w)
 		}
 	}
-	notes := r.c.SetWatches(id, zxid, lists["data"], lists["exist"], lists["child"])
-	r.c.SetPersistentWatches(id, lists["persistent"], lists["recursive"])
-	return r.render(fmt.Sprintf("zxid=%d", r.c.Zxid()), notes), nil
+	res, notes := r.c.Apply(id, &Request{Op: OpSetWatches, Watches: &WatchesRequest{RelativeZxid: zxid,
+		Data: lists["data"], Exist: lists["exist"], Child: lists["child"], Persistent: lists["persistent"], Recursive: lists["recursive"]}})
+	return r.render(r.resultString(res), notes), nil
 }
 
 // clock moves the clock to ms, running the container manager's passes due on the way, as Server.Advance does

@@ -11,9 +11,9 @@ import (
 
 // This file is the core's door: everything the server (model/server.go and the wire front end) may do to the
 // core, and every view it may take of it. Nothing outside this package reads the core's fields. The door
-// changes state in three ways only: Apply (a client's request), the session lifecycle (CreateSession,
-// CloseSession, Heard, DropWatches, SetWatches, the connection's identities), and time (SetNow, PassedTo,
-// Reap). Everything else here is read-only and returns copies.
+// changes state in three ways only: Apply (a client's request, setWatches and addAuth included), the session
+// lifecycle (CreateSession, CloseSession, Heard, DropWatches, and the identities a new connection or a SASL
+// login gives it: ResetAuth, AddSASL), and time (SetNow, PassedTo, Reap). Everything else here is read-only and returns copies.
 
 // InProcessIP is the address the model's own clients (*Conn) and in-process wire clients (Dialer, ConnectZK)
 // connect from, as far as the ip scheme is concerned: they are on this machine.
@@ -86,17 +86,6 @@ func (c *Core) CloseSession(sid int64) ([]Notification, bool) { return c.closeSe
 // DropWatches forgets every watch of session sid, as the server does when its connection closes.
 func (c *Core) DropWatches(sid int64) { c.dropWatches(sid) }
 
-// SetWatches re-registers a reconnecting session's standard watches (setWatches) and returns the events of
-// those whose node changed after lastZxid.
-func (c *Core) SetWatches(sid, lastZxid int64, data, exist, child []string) []Notification {
-	return c.setWatches(sid, lastZxid, data, exist, child)
-}
-
-// SetPersistentWatches re-registers a reconnecting session's persistent and recursive watches (setWatches2).
-func (c *Core) SetPersistentWatches(sid int64, persistent, recursive []string) {
-	c.setPersistentWatches(sid, persistent, recursive)
-}
-
 // Heard records that the server heard from session sid now, with timeout as its (possibly renegotiated)
 // timeout. It reports false when there is no such session.
 func (c *Core) Heard(sid int64, timeout time.Duration) bool {
@@ -109,11 +98,6 @@ func (c *Core) Heard(sid int64, timeout time.Duration) bool {
 
 // ResetAuth gives session sid's new connection its identities afresh: the address ip alone.
 func (c *Core) ResetAuth(sid int64, ip string) { c.resetAuth(sid, ip) }
-
-// AddAuth adds an addAuth packet's identity to session sid's connection (see addAuth).
-func (c *Core) AddAuth(sid int64, scheme string, data []byte) error {
-	return c.addAuth(sid, scheme, data)
-}
 
 // AddSASL records a SASL login as user on session sid's connection.
 func (c *Core) AddSASL(sid int64, user string) { c.addSASL(sid, user) }
