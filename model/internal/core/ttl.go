@@ -158,27 +158,32 @@ func (c *Core) nextReap() (int64, bool) {
 	}
 	next := r.last + r.interval
 	best := int64(math.MaxInt64)
+	// Every stale entry goes, whatever the map's order: an early return would leave some of them, and which
+	// would depend on the order (active, and the state's encoding, would then too).
+	due := false
 	for p := range r.paths {
 		n, ok := c.nodes[p]
 		if !ok || (!n.isContainer() && n.ttl() == 0) {
 			delete(r.paths, p)
 			continue
 		}
-		if len(n.children) > 0 {
+		if due || len(n.children) > 0 {
 			continue
 		}
 		if n.isContainer() {
-			if n.stat.Cversion > 0 {
-				return next, true
-			}
+			due = n.stat.Cversion > 0
 			continue
 		}
-		due := n.stat.Mtime + n.ttl() + 1 // the first time a pass finds it expired
-		if due <= next {
-			return next, true
+		expires := n.stat.Mtime + n.ttl() + 1 // the first time a pass finds it expired
+		if expires <= next {
+			due = true
+			continue
 		}
-		at := r.start + (due-r.start+r.interval-1)/r.interval*r.interval
+		at := r.start + (expires-r.start+r.interval-1)/r.interval*r.interval
 		best = min(best, at)
+	}
+	if due {
+		return next, true
 	}
 	return best, best != math.MaxInt64
 }
