@@ -536,10 +536,6 @@ func (c *Core) apply(sid int64, r *Request) (Result, []Notification) {
 	case OpAuth:
 		res.Err = c.addAuth(sid, r.Path, r.Data)
 	case OpReconfig:
-		if r.Reconfig == nil {
-			res.Err = zk.ErrBadArguments // a reconfig without its arguments: nothing to decide on
-			break
-		}
 		res, notes = c.reconfigure(sid, r.Reconfig)
 	case OpSetWatches:
 		if w := r.Watches; w != nil {

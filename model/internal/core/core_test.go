@@ -20,7 +20,8 @@ import (
 // from New(1, 0) unless its first command is "new". Commands:
 //
 //	new seed=N [now=MS] [extended] [interval=MS] [reconfig] [members=N] [super=DIGEST] [skipACL]
-//	session NAME [timeout=DURATION]            CreateSession (default 10s); sessions are named in the output
+//	session NAME [timeout=DURATION] [local]    CreateSession (default 10s), or CreateLocalSession (a read-only
+//	                                           server's: no transaction); sessions are named in the output
 //	NAME OP [PATH] [key=value…] [watch]        Apply: OP is a request's name as Request.String writes it
 //	                                           (create, delete, exists, get, set, children, sync, close,
 //	                                           getACL, setACL, check, getAllChildrenNumber, getEphemerals,
@@ -30,7 +31,7 @@ import (
 //	                                           given); acl=scheme:id:perms[,…] with perms from "rwcda";
 //	                                           reconfig: joining, leaving, members, from, running=ID,…
 //	NAME multi OP PATH [key=value…] ; OP …     a multi of create, createTTL, delete, set and check
-//	expire NAME                                CloseSession (an expiry)
+//	expire NAME [local]                        CloseSession (an expiry), or CloseLocalSession
 //	dropwatches NAME                           DropWatches (the connection closed)
 //	setwatches NAME zxid=N [data=P,…] [exist=P,…] [child=P,…] [persistent=P,…] [recursive=P,…]
 //	                                           Apply of an OpSetWatches
@@ -201,8 +202,12 @@ func (r *scenarioRun) do(command string, first bool) (string, error) {
 		if len(words) == 1 {
 			return r.sessions(), nil
 		}
-		timeout := 10 * time.Second
+		timeout, local := 10*time.Second, false
 		for _, w := range words[2:] {
+			if w == "local" {
+				local = true
+				continue
+			}
 			v, ok := strings.CutPrefix(w, "timeout=")
 			if !ok {
 				return "", fmt.Errorf("unknown argument %q", w)
@@ -214,15 +219,27 @@ func (r *scenarioRun) do(command string, first bool) (string, error) {
 		if _, dup := r.ids[words[1]]; dup {
 			return "", fmt.Errorf("session %s exists already", words[1])
 		}
-		id := r.c.CreateSession(timeout)
+		create := r.c.CreateSession
+		if local {
+			create = r.c.CreateLocalSession
+		}
+		id := create(timeout)
 		r.ids[words[1]], r.names[id] = id, words[1]
 		return fmt.Sprintf("zxid=%d", r.c.Zxid()), nil
 	case "expire":
+		local := len(words) == 3 && words[2] == "local"
+		if local {
+			words = words[:2]
+		}
 		id, err := r.session(words, 2)
 		if err != nil {
 			return "", err
 		}
-		notes, ok := r.c.CloseSession(id)
+		end := r.c.CloseSession
+		if local {
+			end = r.c.CloseLocalSession
+		}
+		notes, ok := end(id)
 		return r.render(fmt.Sprintf("closed=%t zxid=%d", ok, r.c.Zxid()), notes), nil
 	case "dropwatches":
 		id, err := r.session(words, 2)

@@ -79,6 +79,23 @@ func (c *Core) Apply(sid int64, r *Request) (Result, []Notification) { return c.
 // CreateSession opens a session with the negotiated timeout and returns its id; it spends a zxid.
 func (c *Core) CreateSession(timeout time.Duration) int64 { return c.createSession(timeout) }
 
+// CreateLocalSession opens a local session, as a read-only server does for its clients: as CreateSession,
+// but it is no transaction and spends no zxid.
+func (c *Core) CreateLocalSession(timeout time.Duration) int64 {
+	id := c.createSession(timeout)
+	c.zxid--
+	return id
+}
+
+// CloseLocalSession ends a local session: as CloseSession, but it is no transaction and spends no zxid.
+func (c *Core) CloseLocalSession(sid int64) ([]Notification, bool) {
+	notes, ok := c.closeSession(sid)
+	if ok {
+		c.zxid--
+	}
+	return notes, ok
+}
+
 // CloseSession ends a session (close or expiry) in one transaction and returns the watch events its
 // ephemerals' deletes fire; it reports false when the session was already gone.
 func (c *Core) CloseSession(sid int64) ([]Notification, bool) { return c.closeSession(sid) }

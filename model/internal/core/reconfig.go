@@ -406,6 +406,9 @@ func (c *Core) reconfigure(sid int64, r *ReconfigRequest) (Result, []Notificatio
 	case !c.reconfigOn:
 		res.Err = zk.ErrReconfigDisabled
 		return res, nil
+	case r == nil:
+		res.Err = zk.ErrBadArguments // a reconfig without its arguments: nothing to decide on
+		return res, nil
 	case c.config == nil:
 		res.Err = errUnimplemented
 		return res, nil
