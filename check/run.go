@@ -125,7 +125,8 @@ type run struct {
 	decisions []string
 	explored  int // decisions taken before the drain
 
-	progressBuf, faultBuf []choice // list's buffers
+	progressBuf, faultBuf []choice     // list's buffers
+	stepBuf               []model.Step // list's buffer of the model's steps
 	wg                    sync.WaitGroup
 	rand                  *runRand // the run's crypto/rand stream (RunZK's runs), which its goroutines read
 	seed                  uint64   // the run's seed, drawn by the decider (see runSeeder)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing/synctest"
 	"time"
 
@@ -51,7 +52,22 @@ func (c *choice) label() string {
 	if c.on == 0 {
 		return c.name
 	}
-	return string(c.appendLabel(make([]byte, 0, len(c.name)+8)))
+	key := labelKey{c.name, c.on, c.id}
+	if l, ok := labels.Load(key); ok {
+		return l.(string)
+	}
+	l, _ := labels.LoadOrStore(key, string(c.appendLabel(make([]byte, 0, len(c.name)+8))))
+	return l.(string)
+}
+
+// labels holds the labels made so far, by labelKey: every decision of every run records one, and they are
+// few (a step kind or scheduler action for each client and server).
+var labels sync.Map
+
+type labelKey struct {
+	name string
+	on   byte
+	id   int
 }
 
 func (c *choice) appendLabel(b []byte) []byte {
@@ -283,7 +299,8 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		default:
 		}
 	}
-	for _, st := range r.srv.Pending() {
+	r.stepBuf = r.srv.AppendPending(r.stepBuf[:0])
+	for _, st := range r.stepBuf {
 		progress = append(progress, modelChoice(st))
 	}
 	for _, c := range r.clients {
@@ -303,7 +320,8 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		faults = nil
 		return progress, faults
 	}
-	for _, st := range r.srv.Faults() {
+	r.stepBuf = r.srv.AppendFaults(r.stepBuf[:0])
+	for _, st := range r.stepBuf {
 		if r.cfg.Faults&faultOfStep(st.Kind) != 0 {
 			faults = append(faults, modelChoice(st))
 		}

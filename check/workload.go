@@ -71,6 +71,7 @@ type client struct {
 	seq      int
 	holds    *rand.Rand // a semaphore holder's hold times (holdSteps), or nil when the run has no seed
 	callFrom int        // the index in the run's events where the current Lock call began
+	loss     lossScan   // what holdLost has read since then
 }
 
 type regRequest struct {
@@ -269,15 +270,22 @@ func (r *run) toldOfLoss(c *client, lock Locker, session int64, where string) {
 // node its Lock call created was deleted by another client), or "" if it was not, from the run's records
 // since the Lock call began. They are in the order they came, and every one of the steps before the current
 // one is among them: the scheduler waits for the clients to be quiet before it takes a step.
+//
+// The records only grow while a Lock call's hold lasts, so the client keeps what it has read of them
+// (lossScan) and reads on from there: asking twice a round reads each record once.
 func (r *run) holdLost(c *client, session int64) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var own map[string]bool
-	for _, e := range r.events[c.callFrom:] {
+	ls := &c.loss
+	if ls.from != c.callFrom || ls.session != session || ls.next < ls.from {
+		*ls = lossScan{from: c.callFrom, session: session, next: c.callFrom}
+	}
+	for ; ls.how == "" && ls.next < len(r.events); ls.next++ {
+		e := r.events[ls.next]
 		switch e.kind {
 		case "model:expire":
 			if e.session == session {
-				return fmt.Sprintf("its session %#x expired at step %d", session, e.step)
+				ls.how = fmt.Sprintf("its session %#x expired at step %d", session, e.step)
 			}
 		case "model:apply":
 			f0, f1, nf := firstFields(e.text)
@@ -288,15 +296,26 @@ func (r *run) holdLost(c *client, session int64) string {
 			switch {
 			case f0 == "create" && e.client == c.id:
 				if path, _, nr := firstFields(res); nr > 0 && strings.HasPrefix(path, "/") {
-					if own == nil {
-						own = map[string]bool{}
+					if ls.own == nil {
+						ls.own = map[string]bool{}
 					}
-					own[path] = true
+					ls.own[path] = true
 				}
-			case f0 == "delete" && e.client != c.id && own[f1] && strings.HasPrefix(res, "ok"):
-				return fmt.Sprintf("its node %s was deleted by c%d at step %d", f1, e.client, e.step)
+			case f0 == "delete" && e.client != c.id && ls.own[f1] && strings.HasPrefix(res, "ok"):
+				ls.how = fmt.Sprintf("its node %s was deleted by c%d at step %d", f1, e.client, e.step)
 			}
 		}
 	}
-	return ""
+	return ls.how
+}
+
+// lossScan is what holdLost has read of the run's records for a client's current Lock call: from the
+// call's first record, on the session, up to next; the nodes the call created (own), and how the hold was
+// lost, once a record says so ("" until then).
+type lossScan struct {
+	from    int
+	session int64
+	next    int
+	own     map[string]bool
+	how     string
 }

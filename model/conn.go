@@ -49,6 +49,7 @@ type call struct {
 	rep  reply      // the reply, once over
 	over bool
 	wire *wireCall // a request that came over the wire, with what the server answers
+	text string    // the request's String, once asked for: its records name it when sent and when applied
 }
 
 // callPool recycles the calls the default transport finishes within do: the model's hottest allocation.
@@ -59,7 +60,10 @@ func (cl *call) String() string {
 	if cl.wire != nil {
 		return cl.wire.text
 	}
-	return cl.req.String()
+	if cl.text == "" {
+		cl.text = cl.req.String()
+	}
+	return cl.text
 }
 
 type reply struct {
@@ -242,7 +246,7 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		c.queued = append(c.queued, cl)
 	}
 	if s.cfg.observer != nil && !s.cfg.manual {
-		s.record(c, "send", "%s", cl.req)
+		s.record(c, "send", "%s", cl.String())
 	}
 	s.settle()
 	if cl.over {

@@ -521,7 +521,7 @@ func (s *Server) flushOutgoing() {
 		if len(c.outgoing) == 0 {
 			continue
 		}
-		slices.SortStableFunc(c.outgoing, func(a, b *call) int { return strings.Compare(a.req.String(), b.req.String()) })
+		slices.SortStableFunc(c.outgoing, func(a, b *call) int { return strings.Compare(a.String(), b.String()) })
 		for _, cl := range c.outgoing {
 			if c.connected {
 				c.sent = append(c.sent, cl)
@@ -529,7 +529,7 @@ func (s *Server) flushOutgoing() {
 				c.queued = append(c.queued, cl)
 			}
 			if s.cfg.observer != nil {
-				s.record(c, "send", "%s", cl.req)
+				s.record(c, "send", "%s", cl.String())
 			}
 		}
 		c.outgoing = c.outgoing[:0]
@@ -539,48 +539,53 @@ func (s *Server) flushOutgoing() {
 // Pending returns the steps that make progress — Apply, Deliver and Reconnect, in client order, then
 // StartServer for each stopped server — that can be taken now. Taking only these, in any order, until none
 // is left, is a fault-free run.
-func (s *Server) Pending() []Step {
+func (s *Server) Pending() []Step { return s.AppendPending(nil) }
+
+// AppendPending appends the steps Pending returns to dst and returns the extended slice: a scheduler that
+// asks at every decision can reuse one buffer.
+func (s *Server) AppendPending(dst []Step) []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushOutgoing()
-	var out []Step
 	for _, c := range s.clients {
-		for _, k := range []StepKind{Apply, Deliver, Reconnect} {
+		for _, k := range [...]StepKind{Apply, Deliver, Reconnect} {
 			if s.can(c, k) {
-				out = appendStep(out, Step{Kind: k, Client: c.id})
+				dst = appendStep(dst, Step{Kind: k, Client: c.id})
 			}
 		}
 	}
 	for i, down := range s.ens.down {
 		if down {
-			out = append(out, Step{Kind: StartServer, Server: i})
+			dst = append(dst, Step{Kind: StartServer, Server: i})
 		}
 	}
-	return out
+	return dst
 }
 
 // Faults returns the fault steps — LoseRequest, LoseReply, Disconnect and ExpireSession in client order,
 // then, in an ensemble (WithEnsemble), StopServer for each running server — that can be taken now.
-func (s *Server) Faults() []Step {
+func (s *Server) Faults() []Step { return s.AppendFaults(nil) }
+
+// AppendFaults appends the steps Faults returns to dst and returns the extended slice, as AppendPending does.
+func (s *Server) AppendFaults(dst []Step) []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushOutgoing()
-	var out []Step
 	for _, c := range s.clients {
-		for _, k := range []StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
+		for _, k := range [...]StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
 			if s.can(c, k) {
-				out = appendStep(out, Step{Kind: k, Client: c.id})
+				dst = appendStep(dst, Step{Kind: k, Client: c.id})
 			}
 		}
 	}
 	if s.ens.size() > 1 {
 		for i, down := range s.ens.down {
 			if !down {
-				out = append(out, Step{Kind: StopServer, Server: i})
+				dst = append(dst, Step{Kind: StopServer, Server: i})
 			}
 		}
 	}
-	return out
+	return dst
 }
 
 // appendStep is append, starting with room for a few: a checker asks for the steps at every decision.
@@ -672,7 +677,7 @@ func (s *Server) apply(c *Conn) {
 	res, notes := s.core.apply(c.session, cl.req)
 	s.noteRead(c.servedBy(), cl.req, res)
 	if s.cfg.observer != nil {
-		s.record(c, "apply", "%s -> %s", cl.req, describeResult(cl.req, res))
+		s.record(c, "apply", "%s -> %s", cl.String(), describeResult(cl.req, res))
 	}
 	// The server sends the notifications a transaction fires before its reply, to every session.
 	s.route(notes)
