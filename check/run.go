@@ -111,7 +111,7 @@ type run struct {
 	kind    clients
 	srv     *model.Server
 	clients []*client
-	byID    map[int]*client // by model ClientID (client 1 is the set-up client)
+	byID    []*client // by model ClientID (the admin, connected last, has none)
 	reg     register
 
 	mu       sync.Mutex // guards what client goroutines touch: events, client fields, step, stopping
@@ -158,6 +158,14 @@ func (r *run) add(phase int, e event, fill func(*event)) {
 	r.addLocked(phase, e, fill)
 }
 
+// clientByID is the client with the model's ClientID id, or nil.
+func (r *run) clientByID(id int) *client {
+	if id < 0 || id >= len(r.byID) {
+		return nil
+	}
+	return r.byID[id]
+}
+
 // addLocked records e. Events are made in blocks, a run records hundreds.
 func (r *run) addLocked(phase int, ev event, fill func(*event)) {
 	if len(r.eventBlock) == 0 {
@@ -167,7 +175,7 @@ func (r *run) addLocked(phase int, ev event, fill func(*event)) {
 	r.eventBlock = r.eventBlock[1:]
 	*e = ev
 	e.step, e.phase = r.step, phase
-	if cl := r.byID[e.client]; cl != nil {
+	if cl := r.clientByID(e.client); cl != nil {
 		cl.seq++
 		e.seq = cl.seq
 	}
@@ -199,7 +207,7 @@ func execute(f Factory, cfg Config, d decider) *outcome { return executeWith(mod
 
 // executeWith performs one run of the given kind of clients inside the current synctest bubble.
 func executeWith(kind clients, cfg Config, d decider) *outcome {
-	r := &run{cfg: cfg, kind: kind, byID: map[int]*client{}}
+	r := &run{cfg: cfg, kind: kind}
 	r.reg.open = cfg.Primitive == Semaphore
 	opts := []model.Option{model.WithManualTransport()}
 	if cfg.Faults&FaultStopServer != 0 {
@@ -284,7 +292,10 @@ func (r *run) setup(kind clients) error {
 		rememberRunSeed(conn, r.seed)
 		r.mu.Lock()
 		r.clients = append(r.clients, c)
-		r.byID[c.id] = c
+		if c.id >= 0 {
+			r.byID = append(r.byID, make([]*client, max(c.id+1-len(r.byID), 0))...)
+			r.byID[c.id] = c
+		}
 		r.mu.Unlock()
 	}
 	admin, _, err := r.srv.Connect(sessionTimeout)

@@ -209,7 +209,8 @@ func (r *run) schedule(d decider) error {
 		if len(progress) == 0 {
 			return nil
 		}
-		r.do(&progress[n%len(progress)])
+		c := &progress[n%len(progress)]
+		r.do(c, c.label())
 	}
 	return nil
 }
@@ -218,16 +219,15 @@ func (r *run) schedule(d decider) error {
 func (r *run) take(label string, cs []choice) bool {
 	for i := range cs {
 		if cs[i].is(label) {
-			r.do(&cs[i])
+			r.do(&cs[i], label)
 			return true
 		}
 	}
 	return false
 }
 
-// do takes a choice: it records the decision, begins the step and carries it out.
-func (r *run) do(c *choice) {
-	label := c.label()
+// do takes a choice, whose label is label: it records the decision, begins the step and carries it out.
+func (r *run) do(c *choice, label string) {
 	r.decisions = append(r.decisions, label)
 	r.beginStep(label)
 	switch c.what {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,7 +118,7 @@ func (r *run) workload(c *client) {
 			lock, shared, name = c.rlock, true, "R" // a reader this round
 		}
 		role := func(e *event) { e.shared = shared }
-		r.react(c.id, "lock", fmt.Sprintf("%sLock() round %d", name, round), role)
+		r.react(c.id, "lock", name + "Lock() round " + strconv.Itoa(round), role)
 		err := lock.Lock(ctx)
 		r.mu.Lock()
 		c.inLock, c.cancel = false, nil
@@ -129,7 +130,7 @@ func (r *run) workload(c *client) {
 		}
 		token := lock.Token()
 		sess := c.conn.SessionID()
-		r.react(c.id, "lock-ok", fmt.Sprintf("%sLock() ok, token %d, session %#x", name, token, sess), func(e *event) { e.token, e.session, e.shared = token, sess, shared })
+		r.react(c.id, "lock-ok", name + "Lock() ok, token " + strconv.FormatInt(token, 10) + ", session " + sharpHex(sess), func(e *event) { e.token, e.session, e.shared = token, sess, shared })
 		r.toldOfLoss(c, lock, sess, "before its critical section")
 		r.critical(c, lock, token, shared)
 		r.toldOfLoss(c, lock, sess, "before its Unlock")
@@ -148,7 +149,7 @@ func (r *run) workload(c *client) {
 // (shared) critical section is the fenced read alone.
 func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 	op := &csOp{token: token, lostAtRead: lost(lock), shared: shared}
-	r.react(c.id, "cs-read", fmt.Sprintf("read register with token %d", token), func(e *event) { e.op = op })
+	r.react(c.id, "cs-read", "read register with token " + strconv.FormatInt(token, 10), func(e *event) { e.op = op })
 	rep := r.register(c, regRequest{token: token, shared: shared})
 	op.readOK, op.read = rep.ok, rep.value
 	if rep.value < 0 {
@@ -159,7 +160,7 @@ func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 		r.react(c.id, "cs-refused", fmt.Sprintf("register refused the read: token %d is stale", token), func(e *event) { e.op = op })
 		return
 	}
-	r.react(c.id, "cs-value", fmt.Sprintf("register read %d", rep.value), func(e *event) { e.op = op })
+	r.react(c.id, "cs-value", "register read " + strconv.Itoa(rep.value), func(e *event) { e.op = op })
 	if shared {
 		return
 	}
@@ -178,7 +179,7 @@ func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 	if !rep.ok {
 		verdict = "refused: stale token"
 	}
-	r.react(c.id, "cs-write", fmt.Sprintf("write %d with token %d: %s", op.read+1, token, verdict), func(e *event) { e.op = op })
+	r.react(c.id, "cs-write", "write " + strconv.Itoa(op.read+1) + " with token " + strconv.FormatInt(token, 10) + ": " + verdict, func(e *event) { e.op = op })
 	if r.cfg.Primitive == Semaphore {
 		r.hold(c, lock)
 	}
@@ -318,4 +319,12 @@ type lossScan struct {
 	next    int
 	own     map[string]bool
 	how     string
+}
+
+// sharpHex is fmt's %#x of v: "0x1f", "-0x1f" (the workload's texts are made at every step, without fmt).
+func sharpHex(v int64) string {
+	if v < 0 {
+		return "-0x" + strconv.FormatUint(uint64(-v), 16)
+	}
+	return "0x" + strconv.FormatUint(uint64(v), 16)
 }
