@@ -118,7 +118,7 @@ func (r *run) workload(c *client) {
 			lock, shared, name = c.rlock, true, "R" // a reader this round
 		}
 		role := func(e *event) { e.shared = shared }
-		r.react(c.id, "lock", name + "Lock() round " + strconv.Itoa(round), role)
+		r.react(c.id, "lock", name+"Lock() round "+strconv.Itoa(round), role)
 		err := lock.Lock(ctx)
 		r.mu.Lock()
 		c.inLock, c.cancel = false, nil
@@ -130,7 +130,7 @@ func (r *run) workload(c *client) {
 		}
 		token := lock.Token()
 		sess := c.conn.SessionID()
-		r.react(c.id, "lock-ok", name + "Lock() ok, token " + strconv.FormatInt(token, 10) + ", session " + sharpHex(sess), func(e *event) { e.token, e.session, e.shared = token, sess, shared })
+		r.react(c.id, "lock-ok", name+"Lock() ok, token "+strconv.FormatInt(token, 10)+", session "+sharpHex(sess), func(e *event) { e.token, e.session, e.shared = token, sess, shared })
 		r.toldOfLoss(c, lock, sess, "before its critical section")
 		r.critical(c, lock, token, shared)
 		r.toldOfLoss(c, lock, sess, "before its Unlock")
@@ -149,7 +149,7 @@ func (r *run) workload(c *client) {
 // (shared) critical section is the fenced read alone.
 func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 	op := &csOp{token: token, lostAtRead: lost(lock), shared: shared}
-	r.react(c.id, "cs-read", "read register with token " + strconv.FormatInt(token, 10), func(e *event) { e.op = op })
+	r.react(c.id, "cs-read", "read register with token "+strconv.FormatInt(token, 10), func(e *event) { e.op = op })
 	rep := r.register(c, regRequest{token: token, shared: shared})
 	op.readOK, op.read = rep.ok, rep.value
 	if rep.value < 0 {
@@ -160,7 +160,7 @@ func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 		r.react(c.id, "cs-refused", fmt.Sprintf("register refused the read: token %d is stale", token), func(e *event) { e.op = op })
 		return
 	}
-	r.react(c.id, "cs-value", "register read " + strconv.Itoa(rep.value), func(e *event) { e.op = op })
+	r.react(c.id, "cs-value", "register read "+strconv.Itoa(rep.value), func(e *event) { e.op = op })
 	if shared {
 		return
 	}
@@ -179,7 +179,7 @@ func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 	if !rep.ok {
 		verdict = "refused: stale token"
 	}
-	r.react(c.id, "cs-write", "write " + strconv.Itoa(op.read+1) + " with token " + strconv.FormatInt(token, 10) + ": " + verdict, func(e *event) { e.op = op })
+	r.react(c.id, "cs-write", "write "+strconv.Itoa(op.read+1)+" with token "+strconv.FormatInt(token, 10)+": "+verdict, func(e *event) { e.op = op })
 	if r.cfg.Primitive == Semaphore {
 		r.hold(c, lock)
 	}
