@@ -108,7 +108,7 @@ func (c *Conn) describe() string {
 func (c *Conn) setState(st zk.State) {
 	c.state = st
 	c.sendEvent(zk.Event{Type: zk.EventSession, State: st, Server: "model"})
-	c.srv.record(c, "state", "%s", st)
+	c.srv.recordText(c, "state", st.String())
 }
 
 // sendEvent offers ev to the session event channel, dropping it when the channel is full (as go-zookeeper does).
@@ -246,7 +246,7 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		c.queued = append(c.queued, cl)
 	}
 	if s.cfg.observer != nil && !s.cfg.manual {
-		s.record(c, "send", "%s", cl.String())
+		s.recordText(c, "send", cl.String())
 	}
 	s.settle()
 	if cl.over {

@@ -168,8 +168,17 @@ func (s *Server) record(c *Conn, kind, format string, args ...any) {
 	if s.cfg.observer == nil {
 		return
 	}
+	s.recordText(c, kind, detail(format, args))
+}
+
+// recordText is record of a Detail already made: the hottest records' callers make it without boxing their
+// arguments.
+func (s *Server) recordText(c *Conn, kind, text string) {
+	if s.cfg.observer == nil {
+		return
+	}
 	s.seq++
-	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: detail(format, args), Step: s.inStep}
+	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: text, Step: s.inStep}
 	if c != nil {
 		r.Client, r.Session = c.id, c.session
 	}
@@ -529,7 +538,7 @@ func (s *Server) flushOutgoing() {
 				c.queued = append(c.queued, cl)
 			}
 			if s.cfg.observer != nil {
-				s.record(c, "send", "%s", cl.String())
+				s.recordText(c, "send", cl.String())
 			}
 		}
 		c.outgoing = c.outgoing[:0]
@@ -677,7 +686,9 @@ func (s *Server) apply(c *Conn) {
 	res, notes := s.core.apply(c.session, cl.req)
 	s.noteRead(c.servedBy(), cl.req, res)
 	if s.cfg.observer != nil {
-		s.record(c, "apply", "%s -> %s", cl.String(), describeResult(cl.req, res))
+		text := cl.String()
+		b := make([]byte, 0, len(text)+48)
+		s.recordText(c, "apply", string(appendResult(append(append(b, text...), " -> "...), cl.req, res)))
 	}
 	// The server sends the notifications a transaction fires before its reply, to every session.
 	s.route(notes)
@@ -691,40 +702,52 @@ func (s *Server) apply(c *Conn) {
 }
 
 func describeResult(r *request, res result) string {
-	var b strings.Builder
+	return string(appendResult(nil, r, res))
+}
+
+// appendResult appends describeResult's text to b.
+func appendResult(b []byte, r *request, res result) []byte {
 	switch {
 	case r.op == opExists && res.err == zk.ErrNoNode:
-		b.WriteString("false") // not an error to the caller: exists says the node is not there
+		b = append(b, "false"...) // not an error to the caller: exists says the node is not there
 	case res.err != nil && r.op != opMulti:
-		fmt.Fprintf(&b, "error %q", res.err)
+		b = fmt.Appendf(b, "error %q", res.err)
 	case r.op == opCreate || r.op == opSync:
-		b.WriteString(res.path)
+		b = append(b, res.path...)
 	case r.op == opGetChildren: // fmt's "%v", without fmt: a checker's run renders many
-		b.WriteString("[" + strings.Join(res.children, " ") + "]")
+		b = append(b, '[')
+		for i, c := range res.children {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, c...)
+		}
+		b = append(b, ']')
 	case r.op == opGetData:
-		fmt.Fprintf(&b, "%q version=%d", res.data, res.stat.Version)
+		b = fmt.Appendf(b, "%q version=%d", res.data, res.stat.Version)
 	case r.op == opExists:
-		b.WriteString("true version=" + strconv.FormatInt(int64(res.stat.Version), 10) + " czxid=" + strconv.FormatInt(res.stat.Czxid, 10))
+		b = strconv.AppendInt(append(b, "true version="...), int64(res.stat.Version), 10)
+		b = strconv.AppendInt(append(b, " czxid="...), res.stat.Czxid, 10)
 	case r.op == opSetData:
-		b.WriteString("version=" + strconv.FormatInt(int64(res.stat.Version), 10) + " czxid=" + strconv.FormatInt(res.stat.Czxid, 10))
+		b = strconv.AppendInt(append(b, "version="...), int64(res.stat.Version), 10)
+		b = strconv.AppendInt(append(b, " czxid="...), res.stat.Czxid, 10)
 	case r.op == opMulti:
 		for i, m := range res.multi {
 			if i > 0 {
-				b.WriteString(", ")
+				b = append(b, ", "...)
 			}
 			if m.Error != nil {
-				fmt.Fprintf(&b, "error %q", m.Error)
+				b = fmt.Appendf(b, "error %q", m.Error)
 			} else if m.String != "" {
-				b.WriteString(m.String)
+				b = append(b, m.String...)
 			} else {
-				b.WriteString("ok")
+				b = append(b, "ok"...)
 			}
 		}
 	default:
-		b.WriteString("ok")
+		b = append(b, "ok"...)
 	}
-	fmt.Fprintf(&b, " zxid=%d", res.zxid)
-	return b.String()
+	return strconv.AppendInt(append(b, " zxid="...), res.zxid, 10)
 }
 
 // popFront removes a queue's first item and keeps its backing array, so that the queue's next appends reuse it
@@ -758,12 +781,12 @@ func (s *Server) deliver(c *Conn) {
 		ch := c.registerWatch(it.call.req, res.err)
 		c.rememberAuth(it.call.req, res.err)
 		if s.cfg.observer != nil {
-			s.record(c, "reply", "%s", it.call.req.op)
+			s.recordText(c, "reply", it.call.req.op.String())
 		}
 		c.finish(it.call, res, ch)
 	default:
 		if s.cfg.observer != nil {
-			s.record(c, "event", "%s %s", it.event.Type, it.event.Path)
+			s.recordText(c, "event", it.event.Type.String()+" "+it.event.Path)
 		}
 		c.sendEvent(it.event)
 		c.notifyWatches(it.event)
