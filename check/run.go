@@ -1,11 +1,12 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -447,26 +448,28 @@ func (r *run) orderedHistory() []*event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := append([]*event(nil), r.events...)
-	sort.SliceStable(h, func(i, j int) bool {
-		a, b := h[i], h[j]
+	slices.SortStableFunc(h, func(a, b *event) int {
 		if a.step != b.step {
-			return a.step < b.step
+			return cmp.Compare(a.step, b.step)
 		}
 		if a.phase != b.phase {
-			return a.phase < b.phase
+			return cmp.Compare(a.phase, b.phase)
 		}
 		if a.phase == 0 {
-			return false // the scheduler's own order
+			return 0 // the scheduler's own order
 		}
 		if a.client != b.client {
-			return a.client < b.client
+			return cmp.Compare(a.client, b.client)
 		}
 		// A client's own actions first, then what the model recorded of it: the two can come from different
 		// goroutines (go-zookeeper's redialling, say, beside the workload's), whose race must not show.
 		if am, bm := strings.HasPrefix(a.kind, "model:"), strings.HasPrefix(b.kind, "model:"); am != bm {
-			return bm
+			if bm {
+				return -1
+			}
+			return 1
 		}
-		return a.seq < b.seq
+		return cmp.Compare(a.seq, b.seq)
 	})
 	for i, e := range h {
 		e.ts = int64(i + 1)

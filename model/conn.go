@@ -40,6 +40,7 @@ type Conn struct {
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
 
 	persistent watches.Table[*evqueue.Queue] // AddWatch's channels (pwatch.go)
+	spareDone  []chan reply                  // reply channels of finished calls, for the next calls (do)
 }
 
 type call struct {
@@ -261,9 +262,18 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		s.mu.Unlock()
 		return rep.res, rep.watch
 	}
-	cl.done = make(chan reply, 1) // under the lock, so finish cannot have run in between
+	// Under the lock, so finish cannot have run in between. The channel is the client's own spare when it has
+	// one: finish sends on it once, and once that is received nothing refers to it.
+	if n := len(c.spareDone); n > 0 {
+		cl.done, c.spareDone = c.spareDone[n-1], c.spareDone[:n-1]
+	} else {
+		cl.done = make(chan reply, 1)
+	}
 	s.mu.Unlock()
 	rep := <-cl.done
+	s.mu.Lock()
+	c.spareDone = append(c.spareDone, cl.done)
+	s.mu.Unlock()
 	return rep.res, rep.watch
 }
 
