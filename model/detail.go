@@ -5,6 +5,10 @@ import (
 	"reflect"
 	"strconv"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkmodel/zkmodel/model/internal/core"
 )
 
 // detail formats a Record's Detail: fmt.Sprintf(format, args...), byte for byte. A checker's run records
@@ -80,6 +84,12 @@ func stringOf(arg any) (string, bool) {
 	switch v := arg.(type) {
 	case string:
 		return v, true
+	case core.Op: // the common Stringers, without reflect's look at whether they are nil pointers
+		return v.String(), true
+	case zk.State:
+		return v.String(), true
+	case zk.EventType:
+		return v.String(), true
 	case time.Duration:
 		return v.String(), true
 	case fmt.Formatter:
