@@ -107,14 +107,17 @@ func (s *Server) answerWord(l *wireLink, word string, arg []byte) (string, bool)
 		return word + " is not executed because it is not in the whitelist.\n", true
 	}
 	i := l.member
-	serving := s.ens.serving(i)
+	serving := s.ens.serving(i) || s.readOnlyMember(i)
 	switch word {
 	case "ruok":
 		return "imok", true
 	case "envi":
 		return envi(), true
 	case "isro":
-		if !serving {
+		switch {
+		case s.readOnlyMember(i):
+			return "ro", true
+		case !serving:
 			return "null", true
 		}
 		return "rw", true
@@ -303,6 +306,8 @@ func (s *Server) memberView(l *wireLink) memberView {
 	i := l.member
 	v := memberView{member: i, fig: s.core.figures(), watches: map[int64][]string{}, now: s.core.now}
 	switch {
+	case s.readOnlyMember(i):
+		v.mode = "read-only"
 	case s.ens.size() == 1:
 		v.mode = "standalone"
 	case s.ens.leader == i:

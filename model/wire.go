@@ -447,11 +447,8 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		l.abort()
 		return false
 	}
-	if !s.ens.serving(l.member) {
-		// A server without a quorum reads the connect request and closes the connection (measured:
-		// go-zookeeper logs "authentication failed: EOF"); a stopped one does not get this far.
-		s.record(l.slot, "connect", "refused: server s%d is not serving (no quorum)", l.member)
-		l.closeAfterFlush()
+	readOnly := !s.ens.serving(l.member)
+	if readOnly && !s.readOnlyConnect(l, req) {
 		return false
 	}
 	if req.LastZxidSeen > s.core.zxid {
@@ -471,6 +468,9 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		}
 		slot.session = s.core.createSession(timeout)
 		s.record(slot, "connect", "session %#x timeout=%s", slot.session, timeout)
+		if readOnly {
+			s.openedReadOnly(slot, l.member)
+		}
 	} else {
 		sess, alive := s.core.sessions[req.SessionID]
 		owner := s.owner(req.SessionID)
@@ -496,7 +496,7 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	slot.connected, slot.closing = true, false
 	s.touchLink(l)                                 // the connection now expires with its session's timeout
 	s.core.resetAuth(slot.session, remoteIP(l.nc)) // a new connection: the client sends its credentials again
-	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
+	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session), ReadOnly: readOnly})
 	return true
 }
 
@@ -782,6 +782,8 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 		}
 		w.frame = replyFrame(w.xid, s.core.zxid, -5, nil)
 		detail = "error marshalling"
+	case s.readOnlyHandles(c, w.op):
+		detail, hangUp = s.applyReadOnly(c, cl)
 	case cl.req != nil:
 		detail = s.applyCore(c, cl)
 		hangUp = cl.req.op == opCloseSession

@@ -44,6 +44,7 @@ type options struct {
 	reconfig          bool          // -reconfig: reconfigEnabled=true
 	skipACL           bool          // -skip-acl: zookeeper.skipACL=yes
 	enforceAuth       []string      // -enforce-auth: the schemes enforce.auth.schemes requires (nil: none)
+	readOnly          readOnlyFlags // -readonly-mode, -local-sessions
 	secureAddr        string        // -secure-addr: TLS client addresses, one per -addr address ("": none)
 	tls               keystore.Settings
 	tlsConfig         *tls.Config  // what -keystore and the other TLS flags make
@@ -101,6 +102,13 @@ as to a ZooKeeper 3.8 secureClientPort: the key store (PKCS12, JKS or PEM) and
 trust store as ssl.keyStore.* and ssl.trustStore.*, TLSv1.2, a client
 certificate required unless -client-auth says otherwise.
 
+With -readonly-mode (readonlymode.enabled=true), a server of an ensemble
+without a quorum (POST /stop the others) is read-only: a client that allows
+read-only (kazoo's read_only=True, zkCli.sh -r) gets a read-only session with
+-local-sessions (localSessionsEnabled=true; without it the connect request is
+answered with NotReadOnly), reads are served and writes get NotReadOnly
+(-119); isro answers ro. When the quorum comes back, its connections close.
+
 With -jaas, the users of the JAAS file's Server section log in by SASL
 DIGEST-MD5 (kazoo's sasl_options, a Java client's JAAS Client section), as on
 a ZooKeeper 3.8 started with -Djava.security.auth.login.config=file.
@@ -130,6 +138,7 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
 	fs.BoolVar(&o.reconfig, "reconfig", false, "allow dynamic reconfiguration (the super user's, or whoever may write /zookeeper/config), as reconfigEnabled=true")
 	fs.BoolVar(&o.skipACL, "skip-acl", false, "check no ACL (anyone may do anything, reconfig too), as zookeeper.skipACL=yes")
+	o.readOnly.register(fs)
 	fs.StringVar(&o.secureAddr, "secure-addr", "", "`host:port` TLS clients connect to, one per -addr address (comma-separated), as secureClientPort; needs -keystore")
 	fs.StringVar(&o.tls.KeyStore, "keystore", "", "the secure port's key store `file` (PKCS12, JKS or PEM), as ssl.keyStore.location")
 	fs.StringVar(&o.tls.KeyStorePassword, "keystore-password", "", "its password, as ssl.keyStore.password")
@@ -367,6 +376,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
 		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...), o.saslOption}
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
+	opts = append(opts, o.readOnly.options()...)
 	if o.enforceAuth != nil {
 		opts = append(opts, model.WithEnforceAuth(o.enforceAuth...))
 	}

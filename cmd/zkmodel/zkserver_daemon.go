@@ -41,6 +41,7 @@ type daemonOptions struct {
 	linger            time.Duration
 	reconfig          bool                   // reconfigEnabled
 	skipACL           bool                   // zookeeper.skipACL=yes
+	readOnly          readOnlyFlags          // readonlymode.enabled, localSessionsEnabled
 	enforceAuth       string                 // the schemes enforce.auth requires, comma-separated ("": none)
 	servers           []model.EnsembleMember // the server.N lines (nil: -members servers of the model's default configuration)
 }
@@ -91,6 +92,7 @@ func (o *daemonOptions) registerSettings(fs *flag.FlagSet) {
 	o.sasl.register(fs)
 	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
 	fs.BoolVar(&o.skipACL, "skip-acl", false, "zookeeper.skipACL=yes")
+	o.readOnly.register(fs)
 	fs.StringVar(&o.enforceAuth, "enforce-auth", "", "the schemes enforce.auth.schemes requires, comma-separated (empty: none)")
 }
 
@@ -99,6 +101,7 @@ func (o *daemonOptions) settingsOptions() ([]model.Option, error) {
 	opts := []model.Option{model.WithContainerCheckInterval(o.containerInterval),
 		model.WithSessionTimeouts(o.minSession, o.maxSession), model.WithFourLetterWords(whitelistOf(o.fourLetterWords)...)}
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
+	opts = append(opts, o.readOnly.options()...)
 	if o.enforceAuth != "" {
 		opts = append(opts, model.WithEnforceAuth(strings.Split(o.enforceAuth, ",")...))
 	}

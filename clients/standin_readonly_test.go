@@ -1,0 +1,268 @@
+package clients
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/rawzk"
+	"github.com/zkmodel/zkmodel/jute"
+	"github.com/zkmodel/zkmodel/realzk"
+)
+
+// TestStandInReadOnlyMode: a 3-server cluster with -Dreadonlymode.enabled=true, through Debian's zkServer.sh
+// and through the stand-in from the same zoo.cfg files, answers alike (readOnlyScenario says what is asked)
+// when one server is left running alone: it is read-only (isro "ro"); a client that does not allow read-only,
+// or resumes a session of the ensemble, sees the connection close; one that allows it gets a read-only session
+// when localSessionsEnabled=true (reads served, every write NotReadOnly, -119), a bare NotReadOnly reply header
+// otherwise. When the quorum is back the read-only connections close, the read-only session is expired, the
+// ensemble's session resumes with its ephemeral node, and new sessions are read-write. A zoo.cfg line
+// readonlymode.enabled=true does nothing (3.8 reads only the system property).
+func TestStandInReadOnlyMode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*scenarioTimeout)
+	t.Cleanup(cancel)
+	// What Debian's zkServer.sh gives (measured; the real side runs first and is held to it too).
+	const (
+		refused  = "connection closed without an answer"
+		rwLine   = "session (the one asked for: false), readOnly byte false, exists /g 0, an ephemeral create 0"
+		notServe = "quorum lost: isro null, srvr mode This ZooKeeper instance is not currently serving requests; G's connection closed: true\n" +
+			"connect without readOnly: " + refused + "\n" +
+			"connect with readOnly: " + refused + "\n"
+		gRefused = "resume G with readOnly: " + refused + "\n" +
+			"resume G without readOnly: " + refused + "\n"
+		back = "resume G: session (the one asked for: true), readOnly byte false, exists /g 0, an ephemeral create 0\n" +
+			"connect with readOnly: " + rwLine + "\n" +
+			"connect without readOnly: " + rwLine + "\n"
+		local = "quorum lost: isro ro, srvr mode read-only; G's connection closed: true\n" +
+			"connect without readOnly: " + refused + "\n" +
+			"connect with readOnly: session (the one asked for: false), readOnly byte true, exists /g 0, an ephemeral create -119\n" +
+			"  getData /: 0\n  exists /x: -101\n  getChildren /: 0\n" +
+			"  create /x: -119\n  create2 /x ephemeral: -119\n  setData /: -119\n  delete /g: -119\n  sync /: -119\n" +
+			"  setACL /: -119\n  multi create: -119\n  multiRead getData: 0\n" +
+			"resume it with readOnly on a new connection: session (the one asked for: true), readOnly byte true, exists /g 0, an ephemeral create -119\n" +
+			"  the old connection closed: true\n" +
+			"resume it without readOnly: " + refused + "\n" +
+			gRefused +
+			"quorum back: isro rw\n" +
+			"  the read-only connection closed: true\n" +
+			"resume the read-only session with readOnly: refused (session expired)\n" +
+			back
+		global = "quorum lost: isro ro, srvr mode read-only; G's connection closed: true\n" +
+			"connect without readOnly: " + refused + "\n" +
+			"connect with readOnly: a NotReadOnly (-119) reply header\n" +
+			gRefused + "quorum back: isro rw\n" + back
+	)
+	for _, sc := range []struct {
+		name  string
+		flags string
+		extra []string
+		want  string
+	}{
+		{"local sessions", "-Dreadonlymode.enabled=true", []string{"localSessionsEnabled=true", "localSessionsUpgradingEnabled=true"}, local},
+		{"global sessions", "-Dreadonlymode.enabled=true", nil, global},
+		// 3.8 reads no zoo.cfg key: the line becomes the system property zookeeper.readonlymode.enabled.
+		{"zoo.cfg key", "", []string{"readonlymode.enabled=true", "localSessionsEnabled=true", "localSessionsUpgradingEnabled=true"},
+			notServe + gRefused + "quorum back: isro rw\n" + back},
+	} {
+		for _, side := range standinSides {
+			t.Run(sc.name+"/"+side.name, func(t *testing.T) {
+				s := writeCluster(ctx, t, clusterConfig{script: side.script, servers: 3, jvmFlags: sc.flags, extra: sc.extra})
+				t.Cleanup(func() {
+					for i := range 3 {
+						_ = s.stop(i)
+					}
+				})
+				got := readOnlyScenario(ctx, t, s)
+				if got != sc.want {
+					t.Errorf("%s printed\n%s\nwant\n%s", side.name, got, sc.want)
+				}
+			})
+		}
+	}
+}
+
+// readOnlyScenario starts servers 1 and 2 of s, makes a session G with an ephemeral node /g, stops server 2
+// so that server 1 is left without a quorum, and reports, a line each, what a client sees there; then it
+// starts server 2 again and reports what the clients see once the quorum is back.
+func readOnlyScenario(ctx context.Context, t *testing.T, s *standin) string {
+	t.Helper()
+	var out strings.Builder
+	for i := range 2 {
+		if err := s.launch(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := s.addrs[0]
+	if isrw := waitWord(ctx, t, addr, "isro", "rw", 60*time.Second); isrw != "rw" {
+		t.Fatalf("two servers of three started: isro answers %q, want rw", isrw)
+	}
+	p := &prober{ctx: ctx, addr: addr}
+	g, gresp, what := p.dial(false, 0, nil)
+	if g == nil {
+		t.Fatalf("a session on two servers of three: %s", what)
+	}
+	defer g.Close()
+	if code, err := g.Do(jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: "/g", ACL: zk.WorldACL(zk.PermAll), Flags: 1}); err != nil || code != 0 {
+		t.Fatalf("create the ephemeral /g: %d %v", code, err)
+	}
+	if err := s.stop(1); err != nil {
+		t.Fatal(err)
+	}
+	isro := waitWord(ctx, t, addr, "isro", "ro", 10*time.Second)
+	fmt.Fprintf(&out, "quorum lost: isro %s, srvr mode %s; G's connection closed: %t\n", isro, srvrMode(ctx, addr), waitClosed(ctx, g))
+	fmt.Fprintf(&out, "connect without readOnly: %s\n", p.outcome(false, 0, nil))
+	b, resp, what := p.dial(true, 0, nil)
+	fmt.Fprintf(&out, "connect with readOnly: %s\n", what)
+	var resumed *rawzk.Bare
+	if b != nil {
+		defer b.Close()
+		acl := zk.WorldACL(zk.PermAll)
+		for _, r := range []struct {
+			name string
+			req  jute.Request
+		}{
+			{"getData /", jute.Request{Header: jute.RequestHeader{Type: jute.OpGetData}, Path: "/"}},
+			{"exists /x", jute.Request{Header: jute.RequestHeader{Type: jute.OpExists}, Path: "/x"}},
+			{"getChildren /", jute.Request{Header: jute.RequestHeader{Type: jute.OpGetChildren2}, Path: "/"}},
+			{"create /x", jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: "/x", ACL: acl}},
+			{"create2 /x ephemeral", jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate2}, Path: "/x", ACL: acl, Flags: 1}},
+			{"setData /", jute.Request{Header: jute.RequestHeader{Type: jute.OpSetData}, Path: "/", Version: -1}},
+			{"delete /g", jute.Request{Header: jute.RequestHeader{Type: jute.OpDelete}, Path: "/g", Version: -1}},
+			{"sync /", jute.Request{Header: jute.RequestHeader{Type: jute.OpSync}, Path: "/"}},
+			{"setACL /", jute.Request{Header: jute.RequestHeader{Type: jute.OpSetACL}, Path: "/", ACL: acl, Version: -1}},
+			{"multi create", jute.Request{Header: jute.RequestHeader{Type: jute.OpMulti}, Ops: []jute.Request{{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: "/y", ACL: acl}}}},
+			{"multiRead getData", jute.Request{Header: jute.RequestHeader{Type: jute.OpMultiRead}, Ops: []jute.Request{{Header: jute.RequestHeader{Type: jute.OpGetData}, Path: "/"}}}},
+		} {
+			code, err := b.Do(r.req)
+			if err != nil {
+				fmt.Fprintf(&out, "  %s: %v\n", r.name, err)
+				break
+			}
+			fmt.Fprintf(&out, "  %s: %d\n", r.name, code)
+		}
+		resumed, _, what = p.dial(true, resp.SessionID, resp.Passwd)
+		fmt.Fprintf(&out, "resume it with readOnly on a new connection: %s\n", what)
+		if resumed != nil {
+			defer resumed.Close()
+		}
+		fmt.Fprintf(&out, "  the old connection closed: %t\n", waitClosed(ctx, b))
+		fmt.Fprintf(&out, "resume it without readOnly: %s\n", p.outcome(false, resp.SessionID, resp.Passwd))
+	}
+	fmt.Fprintf(&out, "resume G with readOnly: %s\n", p.outcome(true, gresp.SessionID, gresp.Passwd))
+	fmt.Fprintf(&out, "resume G without readOnly: %s\n", p.outcome(false, gresp.SessionID, gresp.Passwd))
+	if err := s.launch(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	isro = waitWord(ctx, t, addr, "isro", "rw", 60*time.Second)
+	fmt.Fprintf(&out, "quorum back: isro %s\n", isro)
+	if resumed != nil {
+		fmt.Fprintf(&out, "  the read-only connection closed: %t\n", waitClosed(ctx, resumed))
+		fmt.Fprintf(&out, "resume the read-only session with readOnly: %s\n", p.outcome(true, resp.SessionID, resp.Passwd))
+	}
+	fmt.Fprintf(&out, "resume G: %s\n", p.outcome(false, gresp.SessionID, gresp.Passwd))
+	fmt.Fprintf(&out, "connect with readOnly: %s\n", p.outcome(true, 0, nil))
+	fmt.Fprintf(&out, "connect without readOnly: %s\n", p.outcome(false, 0, nil))
+	return out.String()
+}
+
+// waitClosed reports whether the server closes b's connection within 5 s.
+func waitClosed(ctx context.Context, b *rawzk.Bare) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return b.WaitClosed(ctx)
+}
+
+// prober sends connect requests to one server and says what came back.
+type prober struct {
+	ctx    context.Context
+	addr   string
+	probes int // the ephemeral nodes /probe-N tried so far
+}
+
+// dial sends one connect request and returns the connection (nil when there is no session) and a line
+// saying what came back: the session (whether it is the one asked for), the readOnly byte, whether /g
+// exists and what an ephemeral create of a node of its own gets.
+func (p *prober) dial(readOnly bool, session int64, passwd []byte) (*rawzk.Bare, jute.ConnectResponse, string) {
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	b, resp, err := rawzk.DialBare(ctx, p.addr, jute.ConnectRequest{TimeOut: 10000, SessionID: session, Passwd: passwd, HasReadOnly: true, ReadOnly: readOnly})
+	if err != nil {
+		return nil, resp, describeConnectErr(err)
+	}
+	if resp.TimeOut <= 0 {
+		b.Close()
+		return nil, resp, "refused (session expired)"
+	}
+	g, err := b.Do(jute.Request{Header: jute.RequestHeader{Type: jute.OpExists}, Path: "/g"})
+	if err != nil {
+		g = -999
+	}
+	p.probes++
+	code, err := b.Do(jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: fmt.Sprintf("/probe-%d", p.probes), ACL: zk.WorldACL(zk.PermAll), Flags: 1})
+	if err != nil {
+		code = -999
+	}
+	return b, resp, fmt.Sprintf("session (the one asked for: %t), readOnly byte %t, exists /g %d, an ephemeral create %d", resp.SessionID == session, resp.ReadOnly, g, code)
+}
+
+// outcome is dial's line, the connection closed.
+func (p *prober) outcome(readOnly bool, session int64, passwd []byte) string {
+	b, _, what := p.dial(readOnly, session, passwd)
+	if b != nil {
+		b.Close()
+	}
+	return what
+}
+
+func describeConnectErr(err error) string {
+	switch {
+	case errors.Is(err, rawzk.ErrConnectNotReadOnly):
+		return "a NotReadOnly (-119) reply header"
+	case errors.Is(err, io.EOF):
+		return "connection closed without an answer"
+	}
+	return "error: " + err.Error()
+}
+
+// waitWord asks addr the four-letter word until it answers want (trimmed) or the wait ends, and returns the
+// last answer.
+func waitWord(ctx context.Context, t *testing.T, addr, word, want string, wait time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	last := ""
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		got, err := realzk.FourLetter(wctx, addr, word)
+		cancel()
+		last = strings.TrimSpace(got)
+		if err != nil {
+			last = "error: " + err.Error()
+		}
+		if last == want || time.Now().After(deadline) {
+			return last
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// srvrMode is the Mode line of srvr's answer, or the first line when it has none.
+func srvrMode(ctx context.Context, addr string) string {
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	got, err := realzk.FourLetter(wctx, addr, "srvr")
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if m, ok := strings.CutPrefix(l, "Mode: "); ok {
+			return m
+		}
+	}
+	first, _, _ := strings.Cut(got, "\n")
+	return strings.TrimSpace(first)
+}

@@ -1,0 +1,102 @@
+package rawzk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/zkmodel/zkmodel/jute"
+)
+
+// Bare is one connection with a single handshake and no reconnection, pings or watches: for what a Conn
+// hides, such as a read-only session (the connect request's readOnly byte), a server's refusal of a
+// connect request, or the raw error code of a reply.
+type Bare struct {
+	nc  net.Conn
+	xid int32
+}
+
+// ErrConnectNotReadOnly is what DialBare returns when a read-only server answers the connect request with a
+// reply header carrying NotReadOnly (-119) in place of a connect response, as ZooKeeper 3.8 does to a client
+// asking for a read-only session without localSessionsEnabled.
+var ErrConnectNotReadOnly = errors.New("rawzk: connect answered with a NotReadOnly (-119) reply header instead of a connect response")
+
+// DialBare connects to addr and sends req (its readOnly byte included: set HasReadOnly). It returns the
+// server's connect response; an error wrapping io.EOF when the server closes the connection without one, or
+// ErrConnectNotReadOnly.
+func DialBare(ctx context.Context, addr string, req jute.ConnectRequest) (*Bare, jute.ConnectResponse, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, jute.ConnectResponse{}, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(deadline)
+	}
+	if req.Passwd == nil {
+		req.Passwd = make([]byte, 16)
+	}
+	e := jute.NewEncoder(nil)
+	req.Encode(e)
+	if err := jute.WriteFrame(nc, e.Bytes()); err != nil {
+		nc.Close()
+		return nil, jute.ConnectResponse{}, fmt.Errorf("send connect request to %s: %w", addr, err)
+	}
+	frame, err := jute.ReadFrame(nc, jute.MaxBuffer)
+	if err != nil {
+		nc.Close()
+		return nil, jute.ConnectResponse{}, fmt.Errorf("read connect response from %s: %w", addr, err)
+	}
+	if len(frame) == 16 { // xid, zxid, err: a reply header where the connect response should be
+		if h := jute.DecodeReplyHeader(jute.NewDecoder(frame)); h.Err == -119 {
+			nc.Close()
+			return nil, jute.ConnectResponse{}, ErrConnectNotReadOnly
+		}
+	}
+	resp, err := jute.DecodeConnectResponse(frame)
+	if err != nil {
+		nc.Close()
+		return nil, jute.ConnectResponse{}, fmt.Errorf("connect response from %s: %w (frame %x)", addr, err, frame)
+	}
+	return &Bare{nc: nc}, resp, nil
+}
+
+// Do sends one request (its xid is set) and returns its reply's error code, 0 for success, skipping
+// notifications and other replies.
+func (b *Bare) Do(r jute.Request) (int32, error) {
+	b.xid++
+	r.Header.Xid = b.xid
+	e := jute.NewEncoder(nil)
+	if err := jute.EncodeRequest(e, &r); err != nil {
+		return 0, fmt.Errorf("encode request: %w", err)
+	}
+	if err := jute.WriteFrame(b.nc, e.Bytes()); err != nil {
+		return 0, fmt.Errorf("send request: %w", err)
+	}
+	for {
+		frame, err := jute.ReadFrame(b.nc, jute.MaxBuffer)
+		if err != nil {
+			return 0, fmt.Errorf("read reply: %w", err)
+		}
+		if h := jute.DecodeReplyHeader(jute.NewDecoder(frame)); h.Xid == b.xid {
+			return h.Err, nil
+		}
+	}
+}
+
+// WaitClosed reads until the server closes the connection or ctx ends, and reports whether it closed.
+func (b *Bare) WaitClosed(ctx context.Context) bool {
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = b.nc.SetReadDeadline(deadline)
+	}
+	for {
+		if _, err := jute.ReadFrame(b.nc, jute.MaxBuffer); err != nil {
+			var ne net.Error
+			return !(errors.As(err, &ne) && ne.Timeout())
+		}
+	}
+}
+
+// Close closes the connection.
+func (b *Bare) Close() error { return b.nc.Close() }
