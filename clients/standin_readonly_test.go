@@ -1,15 +1,19 @@
 package clients
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/internal/pyclients"
 	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/jute"
 	"github.com/zkmodel/zkmodel/realzk"
@@ -98,14 +102,7 @@ func readOnlyScenario(ctx context.Context, t *testing.T, s *standin) string {
 		}
 	}
 	addr := s.addrs[0]
-	if isrw := waitWord(ctx, t, addr, "isro", "rw", 60*time.Second); isrw != "rw" {
-		t.Fatalf("two servers of three started: isro answers %q, want rw", isrw)
-	}
-	p := &prober{ctx: ctx, addr: addr}
-	g, gresp, what := p.dial(false, 0, nil)
-	if g == nil {
-		t.Fatalf("a session on two servers of three: %s", what)
-	}
+	p, g, gresp := quorumSession(ctx, t, addr)
 	defer g.Close()
 	if code, err := g.Do(jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: "/g", ACL: zk.WorldACL(zk.PermAll), Flags: 1}); err != nil || code != 0 {
 		t.Fatalf("create the ephemeral /g: %d %v", code, err)
@@ -168,6 +165,21 @@ func readOnlyScenario(ctx context.Context, t *testing.T, s *standin) string {
 	fmt.Fprintf(&out, "connect with readOnly: %s\n", p.outcome(true, 0, nil))
 	fmt.Fprintf(&out, "connect without readOnly: %s\n", p.outcome(false, 0, nil))
 	return out.String()
+}
+
+// quorumSession waits for addr, one of two servers of three running, to serve read-write and returns a
+// prober of it and a new session there.
+func quorumSession(ctx context.Context, t *testing.T, addr string) (*prober, *rawzk.Bare, jute.ConnectResponse) {
+	t.Helper()
+	if isrw := waitWord(ctx, t, addr, "isro", "rw", 60*time.Second); isrw != "rw" {
+		t.Fatalf("two servers of three started: isro answers %q, want rw", isrw)
+	}
+	p := &prober{ctx: ctx, addr: addr}
+	b, resp, what := p.dial(false, 0, nil)
+	if b == nil {
+		t.Fatalf("a session on two servers of three: %s", what)
+	}
+	return p, b, resp
 }
 
 // waitClosed reports whether the server closes b's connection within 5 s.
@@ -265,4 +277,125 @@ func srvrMode(ctx context.Context, addr string) string {
 	}
 	first, _, _ := strings.Cut(got, "\n")
 	return strings.TrimSpace(first)
+}
+
+// TestStandInReadOnlyClients: kazoo (read_only=True) and zkCli.sh (-r) on the one server of three left running
+// with -Dreadonlymode.enabled=true and localSessionsEnabled=true — through Debian's zkServer.sh, the stand-in
+// from the same zoo.cfg files, and `zkmodel serve -readonly-mode -local-sessions` — all read, all get
+// NotReadOnly for a write, and kazoo, still running when a second server starts, gets a new read-write
+// session and writes.
+func TestStandInReadOnlyClients(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*scenarioTimeout)
+	t.Cleanup(cancel)
+	needKazoo(t, "kazoo.client")
+	// What Debian's zkServer.sh gives (measured; the real side runs first and is held to it too).
+	const want = "zkCli -r get /ro: exit <nil>\n" +
+		"  x\n" +
+		"zkCli -r create /ro/cli: exit exit status 1\n" +
+		"  Not a read-only call: /ro/cli\n" +
+		"kazoo: connected: CONNECTED_RO\n" +
+		"kazoo: get /ro: b'x'\n" +
+		"kazoo: create: NotReadOnlyCallError\n" +
+		"kazoo: set: NotReadOnlyCallError\n" +
+		"kazoo: waiting\n" +
+		"kazoo: read-write: CONNECTED, a new session: True, create done\n"
+	for _, side := range standinSides {
+		t.Run(side.name, func(t *testing.T) {
+			s := writeCluster(ctx, t, clusterConfig{script: side.script, servers: 3, jvmFlags: "-Dreadonlymode.enabled=true",
+				extra: []string{"localSessionsEnabled=true", "localSessionsUpgradingEnabled=true"}})
+			t.Cleanup(func() {
+				for i := range 3 {
+					_ = s.stop(i)
+				}
+			})
+			for i := range 2 {
+				if err := s.launch(ctx, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := readOnlyClients(ctx, t, s.addrs[0], func() error { return s.stop(1) }, func() error { return s.launch(ctx, 1) })
+			if got != want {
+				t.Errorf("%s printed\n%s\nwant\n%s", side.name, got, want)
+			}
+		})
+	}
+	t.Run("zkmodel serve", func(t *testing.T) {
+		fake, stop := startServe(ctx, t, "-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-control", "127.0.0.1:0",
+			"-4lw-whitelist", "*", "-readonly-mode", "-local-sessions")
+		t.Cleanup(stop)
+		stopServer, startServer := serveControl(ctx, fake.Control, "stop"), serveControl(ctx, fake.Control, "start")
+		if err := stopServer(2); err != nil {
+			t.Fatal(err)
+		}
+		addr, _, _ := strings.Cut(fake.Addr, ",")
+		got := readOnlyClients(ctx, t, addr, func() error { return stopServer(1) }, func() error { return startServer(1) })
+		if got != want {
+			t.Errorf("zkmodel serve printed\n%s\nwant\n%s", got, want)
+		}
+	})
+}
+
+// readOnlyClients waits for addr, one of two servers of three running, to serve read-write and creates /ro;
+// then it stops the other (stopSecond) and runs zkCli.sh and kazoo on addr, read-only, starting the other
+// again (startSecond) while kazoo waits.
+func readOnlyClients(ctx context.Context, t *testing.T, addr string, stopSecond, startSecond func() error) string {
+	t.Helper()
+	_, b, _ := quorumSession(ctx, t, addr)
+	code, err := b.Do(jute.Request{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: "/ro", Data: []byte("x"), ACL: zk.WorldACL(zk.PermAll)})
+	b.Close()
+	if err != nil || code != 0 {
+		t.Fatalf("create /ro: %d %v", code, err)
+	}
+	if err := stopSecond(); err != nil {
+		t.Fatal(err)
+	}
+	if isro := waitWord(ctx, t, addr, "isro", "ro", 30*time.Second); isro != "ro" {
+		t.Fatalf("one server of three left: isro answers %q, want ro", isro)
+	}
+	var out strings.Builder
+	for _, args := range [][]string{{"get", "/ro"}, {"create", "/ro/cli"}} {
+		cmd := exec.CommandContext(ctx, zkCli, append([]string{"-server", addr, "-r"}, args...)...)
+		got, err := cmd.CombinedOutput()
+		fmt.Fprintf(&out, "zkCli -r %s: exit %v\n%s", strings.Join(args, " "), err, cliFacts(string(got)))
+	}
+	cmd := pyclients.Command(ctx, filepath.Join("python", "kazoo_readonly.py"), addr)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		fmt.Fprintf(&out, "kazoo: %s\n", lines.Text())
+		if lines.Text() == "waiting" {
+			if err := startSecond(); err != nil {
+				t.Error(err)
+			}
+			stdin.Close()
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		fmt.Fprintf(&out, "kazoo: exit %v\n", err)
+	}
+	return out.String()
+}
+
+// cliFacts are the lines of zkCli.sh's output but its logger's, the address it connects to and its watcher's
+// (the ConnectedReadOnly event, which its watcher thread prints, or not when the command ends the process first).
+func cliFacts(out string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		if l == "" || strings.HasPrefix(l, "SLF4J:") || strings.HasPrefix(l, "Connecting to ") || l == "WATCHER::" ||
+			strings.HasPrefix(l, "WatchedEvent ") {
+			continue
+		}
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
 }
