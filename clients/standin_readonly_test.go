@@ -58,7 +58,7 @@ func TestStandInReadOnlyMode(t *testing.T) {
 			back
 		global = "quorum lost: isro ro, srvr mode read-only; G's connection closed: true\n" +
 			"connect without readOnly: " + refused + "\n" +
-			"connect with readOnly: a NotReadOnly (-119) reply header\n" +
+			"connect with readOnly: a NotReadOnly (-119) reply header; the connection closed within 1 s: false; then getData / 0 read reply: EOF\n" +
 			gRefused + "quorum back: isro rw\n" + back
 	)
 	for _, sc := range []struct {
@@ -203,6 +203,14 @@ func (p *prober) dial(readOnly bool, session int64, passwd []byte) (*rawzk.Bare,
 	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
 	defer cancel()
 	b, resp, err := rawzk.DialBare(ctx, p.addr, jute.ConnectRequest{TimeOut: 10000, SessionID: session, Passwd: passwd, HasReadOnly: true, ReadOnly: readOnly})
+	if errors.Is(err, rawzk.ErrConnectNotReadOnly) {
+		defer b.Close()
+		wctx, wcancel := context.WithTimeout(p.ctx, time.Second)
+		closed := b.WaitClosed(wctx)
+		wcancel()
+		code, derr := b.Do(jute.Request{Header: jute.RequestHeader{Type: jute.OpGetData}, Path: "/"})
+		return nil, resp, fmt.Sprintf("%s; the connection closed within 1 s: %t; then getData / %d %v", describeConnectErr(err), closed, code, derr)
+	}
 	if err != nil {
 		return nil, resp, describeConnectErr(err)
 	}

@@ -16,7 +16,8 @@ import (
 //     serve; so is one resuming a session of the ensemble (made while it had a quorum), with the byte or
 //     without.
 //   - A new read-only session is a local session of that server: without localSessionsEnabled=true the server
-//     answers the connect request with a bare reply header carrying NotReadOnly (-119); with it, a connect
+//     answers the connect request with a bare reply header carrying NotReadOnly (-119), and closes the
+//     connection only when the client sends something more; with it, a connect
 //     response whose readOnly byte is set. The session spends no zxid. The client may resume it on a new
 //     connection to that server (the old connection closes).
 //   - On a read-only session reads are answered (multiRead too); every write (create in every form, delete,
@@ -68,11 +69,28 @@ func (s *Server) readOnlyConnect(l *wireLink, req jute.ConnectRequest) bool {
 	case !s.cfg.localSessions:
 		s.record(l.slot, "connect", "refused: server s%d is read-only and sessions are global: NotReadOnly", l.member)
 		l.send(replyFrame(0, s.core.zxid, errCodeNotReadOnly, nil))
+		l.lingers = true // 3.8 leaves the connection open (measured): linger closes it
+		return false
 	default:
 		return true
 	}
 	l.closeAfterFlush()
 	return false
+}
+
+// linger keeps a connection a read-only server answered with NotReadOnly open, as 3.8 does (measured), until
+// the client sends anything more — the server then closes it unanswered — or closes it itself. A stop of its
+// server, the quorum's return and Close abort it meanwhile (it is among the wire links without a session).
+// It runs on the link's reader goroutine.
+func (l *wireLink) linger() {
+	l.srv.mu.Lock()
+	lingers := l.lingers
+	l.srv.mu.Unlock()
+	if !lingers {
+		return
+	}
+	_, _ = jute.ReadFrame(l.nc, jute.MaxBuffer)
+	l.abort()
 }
 
 // errCodeNotReadOnly is ZooKeeper's NOTREADONLY.

@@ -61,6 +61,9 @@ func TestReadOnlyModeOnTheEnsemble(t *testing.T) {
 				t.Errorf("connect without readOnly: %v, want the connection closed", err)
 			}
 			b, resp, err := rawzk.DialBare(ctx, addrs[0], jute.ConnectRequest{TimeOut: 10000, HasReadOnly: true, ReadOnly: true})
+			if b != nil {
+				defer b.Close()
+			}
 			switch {
 			case tc.connectWant == "NotReadOnly" && errors.Is(err, rawzk.ErrConnectNotReadOnly),
 				tc.connectWant == "closed" && errors.Is(err, io.EOF):
@@ -68,7 +71,6 @@ func TestReadOnlyModeOnTheEnsemble(t *testing.T) {
 			case tc.connectWant != "session" || err != nil:
 				t.Fatalf("connect with readOnly: %v (response %+v), want %s", err, resp, tc.connectWant)
 			}
-			defer b.Close()
 			if !resp.ReadOnly || resp.SessionID == 0 {
 				t.Fatalf("connect response %+v, want a read-only session", resp)
 			}
@@ -87,7 +89,10 @@ func TestReadOnlyModeOnTheEnsemble(t *testing.T) {
 			if got, _ := srv.Mode(0); got != "follower" {
 				t.Errorf("Mode(0) = %q once the quorum is back, want follower", got)
 			}
-			_, again, err := rawzk.DialBare(ctx, addrs[0], jute.ConnectRequest{TimeOut: 10000, SessionID: resp.SessionID, Passwd: resp.Passwd, HasReadOnly: true, ReadOnly: true})
+			stale, again, err := rawzk.DialBare(ctx, addrs[0], jute.ConnectRequest{TimeOut: 10000, SessionID: resp.SessionID, Passwd: resp.Passwd, HasReadOnly: true, ReadOnly: true})
+			if stale != nil {
+				stale.Close()
+			}
 			if err != nil || again.TimeOut != 0 {
 				t.Errorf("resuming the read-only session once the quorum is back: %v %+v, want the expired-session response", err, again)
 			}

@@ -54,6 +54,7 @@ type wireLink struct {
 	slot     *Conn             // the client it belongs to, once known (a Dialer knows it up front)
 	member   int               // the ensemble's server it is a connection to
 	readOnly bool              // the connect request carried the readOnly byte: the response carries one too
+	lingers  bool              // answered NotReadOnly in place of a session: open until the client sends more (readonly.go); guarded by Server.mu
 	expiry   int64             // its connection expiry bucket (cnxnexpiry.go); guarded by Server.mu
 	sasl     *digestmd5.Server // the connection's SASL exchange, once its first sasl request came; guarded by Server.mu
 	mu       sync.Mutex        // guards the fields below
@@ -341,6 +342,7 @@ func (l *wireLink) readLoop() {
 		if err != nil {
 			l.abort()
 		}
+		l.linger()
 		s.forget(l)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/zkmodel/zkmodel/jute"
 )
@@ -24,7 +25,7 @@ var ErrConnectNotReadOnly = errors.New("rawzk: connect answered with a NotReadOn
 
 // DialBare connects to addr and sends req (its readOnly byte included: set HasReadOnly). It returns the
 // server's connect response; an error wrapping io.EOF when the server closes the connection without one, or
-// ErrConnectNotReadOnly.
+// ErrConnectNotReadOnly with the connection still open (the caller closes it).
 func DialBare(ctx context.Context, addr string, req jute.ConnectRequest) (*Bare, jute.ConnectResponse, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
@@ -50,8 +51,7 @@ func DialBare(ctx context.Context, addr string, req jute.ConnectRequest) (*Bare,
 	}
 	if len(frame) == 16 { // xid, zxid, err: a reply header where the connect response should be
 		if h := jute.DecodeReplyHeader(jute.NewDecoder(frame)); h.Err == -119 {
-			nc.Close()
-			return nil, jute.ConnectResponse{}, ErrConnectNotReadOnly
+			return &Bare{nc: nc}, jute.ConnectResponse{}, ErrConnectNotReadOnly
 		}
 	}
 	resp, err := jute.DecodeConnectResponse(frame)
@@ -85,10 +85,12 @@ func (b *Bare) Do(r jute.Request) (int32, error) {
 	}
 }
 
-// WaitClosed reads until the server closes the connection or ctx ends, and reports whether it closed.
+// WaitClosed reads (and drops) what the server sends until it closes the connection or ctx's deadline passes,
+// and reports whether it closed. The connection stays usable when it did not.
 func (b *Bare) WaitClosed(ctx context.Context) bool {
 	if deadline, ok := ctx.Deadline(); ok {
 		_ = b.nc.SetReadDeadline(deadline)
+		defer b.nc.SetReadDeadline(time.Time{})
 	}
 	for {
 		if _, err := jute.ReadFrame(b.nc, jute.MaxBuffer); err != nil {
