@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,12 +76,7 @@ func TestStandInReadOnlyMode(t *testing.T) {
 	} {
 		for _, side := range standinSides {
 			t.Run(sc.name+"/"+side.name, func(t *testing.T) {
-				s := writeCluster(ctx, t, clusterConfig{script: side.script, servers: 3, jvmFlags: sc.flags, extra: sc.extra})
-				t.Cleanup(func() {
-					for i := range 3 {
-						_ = s.stop(i)
-					}
-				})
+				s := startTwoOfThree(ctx, t, clusterConfig{script: side.script, jvmFlags: sc.flags, extra: sc.extra})
 				got := readOnlyScenario(ctx, t, s)
 				if got != sc.want {
 					t.Errorf("%s printed\n%s\nwant\n%s", side.name, got, sc.want)
@@ -90,17 +86,12 @@ func TestStandInReadOnlyMode(t *testing.T) {
 	}
 }
 
-// readOnlyScenario starts servers 1 and 2 of s, makes a session G with an ephemeral node /g, stops server 2
+// readOnlyScenario, with servers 1 and 2 of s started, makes a session G with an ephemeral node /g, stops server 2
 // so that server 1 is left without a quorum, and reports, a line each, what a client sees there; then it
 // starts server 2 again and reports what the clients see once the quorum is back.
 func readOnlyScenario(ctx context.Context, t *testing.T, s *standin) string {
 	t.Helper()
 	var out strings.Builder
-	for i := range 2 {
-		if err := s.launch(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
 	addr := s.addrs[0]
 	p, g, gresp := quorumSession(ctx, t, addr)
 	defer g.Close()
@@ -165,6 +156,25 @@ func readOnlyScenario(ctx context.Context, t *testing.T, s *standin) string {
 	fmt.Fprintf(&out, "connect with readOnly: %s\n", p.outcome(true, 0, nil))
 	fmt.Fprintf(&out, "connect without readOnly: %s\n", p.outcome(false, 0, nil))
 	return out.String()
+}
+
+// startTwoOfThree writes the zoo.cfg files of a 3-server cluster (cfg.servers is ignored) and starts servers
+// 1 and 2 through cfg.script; every process is killed when t ends.
+func startTwoOfThree(ctx context.Context, t *testing.T, cfg clusterConfig) *standin {
+	t.Helper()
+	cfg.servers = 3
+	s := writeCluster(ctx, t, cfg)
+	t.Cleanup(func() {
+		for i := range 3 {
+			_ = s.stop(i)
+		}
+	})
+	for i := range 2 {
+		if err := s.launch(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
 
 // quorumSession waits for addr, one of two servers of three running, to serve read-write and returns a
@@ -309,18 +319,8 @@ func TestStandInReadOnlyClients(t *testing.T) {
 		"kazoo: read-write: CONNECTED, a new session: True, create done\n"
 	for _, side := range standinSides {
 		t.Run(side.name, func(t *testing.T) {
-			s := writeCluster(ctx, t, clusterConfig{script: side.script, servers: 3, jvmFlags: "-Dreadonlymode.enabled=true",
+			s := startTwoOfThree(ctx, t, clusterConfig{script: side.script, jvmFlags: "-Dreadonlymode.enabled=true",
 				extra: []string{"localSessionsEnabled=true", "localSessionsUpgradingEnabled=true"}})
-			t.Cleanup(func() {
-				for i := range 3 {
-					_ = s.stop(i)
-				}
-			})
-			for i := range 2 {
-				if err := s.launch(ctx, i); err != nil {
-					t.Fatal(err)
-				}
-			}
 			got := readOnlyClients(ctx, t, s.addrs[0], func() error { return s.stop(1) }, func() error { return s.launch(ctx, 1) })
 			if got != want {
 				t.Errorf("%s printed\n%s\nwant\n%s", side.name, got, want)
@@ -406,4 +406,92 @@ func cliFacts(out string) string {
 		b.WriteString("  " + l + "\n")
 	}
 	return b.String()
+}
+
+// TestStandInReadOnlySASL: SASL logins on a read-only server (-Dreadonlymode.enabled=true, localSessionsEnabled,
+// a JAAS file with user u, the SASL authProvider), with and without sessionRequireClientSASLAuth, through
+// Debian's zkServer.sh and the stand-in from the same zoo.cfg files (readOnlySASL says what is asked): a read-only
+// session logs in as on a read-write server (whoAmI sasl:u), a wrong password is AUTHFAILED (-115), or -124 when
+// SASL is required, and the connection closes; when it is required an anonymous write gets -124, not
+// NotReadOnly, and the connection closes; a logged-in session's write gets NotReadOnly.
+func TestStandInReadOnlySASL(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*scenarioTimeout)
+	t.Cleanup(cancel)
+	jaas, err := realzk.WriteJAAS(t.TempDir(), map[string]string{"u": "u-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := "-Dreadonlymode.enabled=true -Djava.security.auth.login.config=" + jaas
+	extra := []string{"localSessionsEnabled=true", "localSessionsUpgradingEnabled=true", "authProvider.1=" + saslAuthProvider}
+	for _, sc := range []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"SASL", nil, "anonymous: read-only session true, op 1: -119, op 4: 0, op 107: 0 ip:127.0.0.1\n" +
+			"SASL u: read-only session true, login <nil>, op 1: -119, op 4: 0, op 107: 0 sasl:u ip:127.0.0.1\n" +
+			"SASL u, a wrong password: read-only session true, login rawzk: SASL login as u: code -115, then the connection is closed\n"},
+		{"sessionRequireClientSASLAuth", []string{"sessionRequireClientSASLAuth=true"},
+			"anonymous: read-only session true, op 1: -124, then the connection is closed\n" +
+				"SASL u: read-only session true, login <nil>, op 1: -119, op 4: 0, op 107: 0 sasl:u ip:127.0.0.1\n" +
+				"SASL u, a wrong password: read-only session true, login rawzk: SASL login as u: code -124, then the connection is closed\n"},
+	} {
+		for _, side := range standinSides {
+			t.Run(sc.name+"/"+side.name, func(t *testing.T) {
+				s := startTwoOfThree(ctx, t, clusterConfig{script: side.script, jvmFlags: flags, extra: append(slices.Clone(extra), sc.extra...)})
+				if got := readOnlySASL(ctx, t, s.addrs[0], func() error { return s.stop(1) }); got != sc.want {
+					t.Errorf("%s printed\n%s\nwant\n%s", side.name, got, sc.want)
+				}
+			})
+		}
+	}
+}
+
+// readOnlySASL waits for addr, one of two servers of three running, to serve read-write, stops the other
+// (stopSecond) and tries SASL logins on read-only sessions of addr, a line each.
+func readOnlySASL(ctx context.Context, t *testing.T, addr string, stopSecond func() error) string {
+	t.Helper()
+	_, b, _ := quorumSession(ctx, t, addr)
+	b.Close()
+	if err := stopSecond(); err != nil {
+		t.Fatal(err)
+	}
+	if isro := waitWord(ctx, t, addr, "isro", "ro", 30*time.Second); isro != "ro" {
+		t.Fatalf("one server of three left: isro answers %q, want ro", isro)
+	}
+	var out strings.Builder
+	for _, login := range []struct{ name, user, password string }{{"anonymous", "", ""}, {"SASL u", "u", "u-pw"}, {"SASL u, a wrong password", "u", "wrong"}} {
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		b, resp, err := rawzk.DialBare(cctx, addr, jute.ConnectRequest{TimeOut: 10000, HasReadOnly: true, ReadOnly: true})
+		cancel()
+		if err != nil {
+			fmt.Fprintf(&out, "%s: connect %s\n", login.name, describeConnectErr(err))
+			if b != nil {
+				b.Close()
+			}
+			continue
+		}
+		fmt.Fprintf(&out, "%s: read-only session %t", login.name, resp.ReadOnly)
+		if login.user != "" {
+			fmt.Fprintf(&out, ", login %v", b.LoginDigestMD5(login.user, login.password))
+		}
+		for _, r := range []jute.Request{
+			{Header: jute.RequestHeader{Type: jute.OpCreate}, Path: "/sasl", ACL: zk.WorldACL(zk.PermAll)},
+			{Header: jute.RequestHeader{Type: jute.OpGetData}, Path: "/"},
+			{Header: jute.RequestHeader{Type: jute.OpWhoAmI}},
+		} {
+			h, resp, err := b.Call(r)
+			if err != nil { // EOF, or a broken pipe when the close came first: the connection closed
+				out.WriteString(", then the connection is closed")
+				break
+			}
+			fmt.Fprintf(&out, ", op %d: %d", r.Header.Type, h.Err)
+			for _, ci := range resp.Clients {
+				fmt.Fprintf(&out, " %s:%s", ci.AuthScheme, ci.User)
+			}
+		}
+		out.WriteString("\n")
+		b.Close()
+	}
+	return out.String()
 }

@@ -65,24 +65,53 @@ func DialBare(ctx context.Context, addr string, req jute.ConnectRequest) (*Bare,
 // Do sends one request (its xid is set) and returns its reply's error code, 0 for success, skipping
 // notifications and other replies.
 func (b *Bare) Do(r jute.Request) (int32, error) {
+	h, _, err := b.Call(r)
+	return h.Err, err
+}
+
+// Call sends one request (its xid is set) and returns its reply's header and body (the body only when the
+// reply is no error), skipping notifications and other replies.
+func (b *Bare) Call(r jute.Request) (jute.ReplyHeader, jute.Response, error) {
 	b.xid++
 	r.Header.Xid = b.xid
 	e := jute.NewEncoder(nil)
 	if err := jute.EncodeRequest(e, &r); err != nil {
-		return 0, fmt.Errorf("encode request: %w", err)
+		return jute.ReplyHeader{}, jute.Response{}, fmt.Errorf("encode request: %w", err)
 	}
 	if err := jute.WriteFrame(b.nc, e.Bytes()); err != nil {
-		return 0, fmt.Errorf("send request: %w", err)
+		return jute.ReplyHeader{}, jute.Response{}, fmt.Errorf("send request: %w", err)
 	}
 	for {
 		frame, err := jute.ReadFrame(b.nc, jute.MaxBuffer)
 		if err != nil {
-			return 0, fmt.Errorf("read reply: %w", err)
+			return jute.ReplyHeader{}, jute.Response{}, fmt.Errorf("read reply: %w", err)
 		}
-		if h := jute.DecodeReplyHeader(jute.NewDecoder(frame)); h.Xid == b.xid {
-			return h.Err, nil
+		d := jute.NewDecoder(frame)
+		h := jute.DecodeReplyHeader(d)
+		if h.Xid != b.xid {
+			continue
 		}
+		if h.Err != 0 {
+			return h, jute.Response{}, nil
+		}
+		resp, err := jute.DecodeResponse(d, r.Header.Type)
+		if err != nil {
+			return h, resp, fmt.Errorf("decode reply: %w", err)
+		}
+		return h, resp, nil
 	}
+}
+
+// LoginDigestMD5 logs the connection in by SASL DIGEST-MD5 as user with password (as Conn.LoginDigestMD5).
+// A refused token is an error naming the reply's code.
+func (b *Bare) LoginDigestMD5(user, password string) error {
+	return loginDigestMD5(user, password, func(token []byte) ([]byte, error) {
+		h, resp, err := b.Call(jute.Request{Header: jute.RequestHeader{Type: jute.OpSASL}, Token: token})
+		if err == nil && h.Err != 0 {
+			err = fmt.Errorf("code %d", h.Err)
+		}
+		return resp.Token, err
+	})
 }
 
 // WaitClosed reads (and drops) what the server sends until it closes the connection or ctx's deadline passes,
