@@ -164,7 +164,7 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); d.clock(ctx) }()
+	go func() { defer wg.Done(); followWallClock(ctx, d.srv, d.o.tick) }()
 	go func() {
 		defer wg.Done()
 		<-ctx.Done()
@@ -197,24 +197,6 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 
 func (d *daemon) logf(format string, args ...any) {
 	fmt.Fprintf(d.log, "%s zkserver-daemon: %s\n", logTime(), fmt.Sprintf(format, args...))
-}
-
-// clock moves the model's virtual clock with the wall clock, so that sessions expire as on a real server.
-func (d *daemon) clock(ctx context.Context) {
-	t := time.NewTicker(min(d.o.tick/4, 50*time.Millisecond))
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			if elapsed := now.Sub(last); elapsed > 0 {
-				d.srv.Advance(elapsed)
-				last = now
-			}
-		}
-	}
 }
 
 // waitUnneeded returns once no process is attached and every dataDir is gone (true) or the linger time
