@@ -46,6 +46,7 @@ func TestStandInReadOnlyMode(t *testing.T) {
 		local = "quorum lost: isro ro, srvr mode read-only; G's connection closed: true\n" +
 			"connect without readOnly: " + refused + "\n" +
 			"connect with readOnly: session (the one asked for: false), readOnly byte true, exists /g 0, an ephemeral create -119\n" +
+			"  the session id's top byte: 1 (G's: 1)\n" +
 			"  getData /: 0\n  exists /x: -101\n  getChildren /: 0\n" +
 			"  create /x: -119\n  create2 /x ephemeral: -119\n  setData /: -119\n  delete /g: -119\n  sync /: -119\n" +
 			"  setACL /: -119\n  multi create: -119\n  multiRead getData: 0\n" +
@@ -109,6 +110,8 @@ func readOnlyScenario(ctx context.Context, t *testing.T, s *standin) string {
 	var resumed *rawzk.Bare
 	if b != nil {
 		defer b.Close()
+		// A session id's top byte is the id of the server that made it (server 1 here, and G's too).
+		fmt.Fprintf(&out, "  the session id's top byte: %d (G's: %d)\n", uint64(resp.SessionID)>>56, uint64(gresp.SessionID)>>56)
 		acl := zk.WorldACL(zk.PermAll)
 		for _, r := range []struct {
 			name string
