@@ -53,6 +53,7 @@ func TestStandInReadOnlyMode(t *testing.T) {
 			"resume it with readOnly on a new connection: session (the one asked for: true), readOnly byte true, exists /g 0, an ephemeral create -119\n" +
 			"  the old connection closed: true\n" +
 			"resume it without readOnly: " + refused + "\n" +
+			"another read-only session's closeSession: 0 <nil>, then the connection closed: true; resuming it: refused (session expired)\n" +
 			gRefused +
 			"quorum back: isro rw\n" +
 			"  the read-only connection closed: true\n" +
@@ -143,6 +144,12 @@ func readOnlyScenario(ctx context.Context, t *testing.T, s *standin) string {
 		}
 		fmt.Fprintf(&out, "  the old connection closed: %t\n", waitClosed(ctx, b))
 		fmt.Fprintf(&out, "resume it without readOnly: %s\n", p.outcome(false, resp.SessionID, resp.Passwd))
+		if c, cresp, _ := p.dial(true, 0, nil); c != nil {
+			code, err := c.Do(jute.Request{Header: jute.RequestHeader{Type: jute.OpCloseSession}})
+			fmt.Fprintf(&out, "another read-only session's closeSession: %d %v, then the connection closed: %t; resuming it: %s\n",
+				code, err, waitClosed(ctx, c), p.outcome(true, cresp.SessionID, cresp.Passwd))
+			c.Close()
+		}
 	}
 	fmt.Fprintf(&out, "resume G with readOnly: %s\n", p.outcome(true, gresp.SessionID, gresp.Passwd))
 	fmt.Fprintf(&out, "resume G without readOnly: %s\n", p.outcome(false, gresp.SessionID, gresp.Passwd))
