@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -33,9 +34,13 @@ func TestStandInReadOnlyMode(t *testing.T) {
 	t.Cleanup(cancel)
 	// What Debian's zkServer.sh gives (measured; the real side runs first and is held to it too).
 	const (
-		refused  = "connection closed without an answer"
+		refused = "connection closed without an answer"
+		// mntr's keys (those of a follower but zk_peer_state and zk_quorum_size, in their own order) and srvr's
+		// extra line on a read-only server.
+		roWords  = "  mntr zk_server_state read-only, keys in order: 3c6d0770, 15 per-namespace keys: 71cf85db; srvr's second line \"READ-ONLY mode; serving only read-only clients\"\n"
 		rwLine   = "session (the one asked for: false), readOnly byte false, exists /g 0, an ephemeral create 0"
 		notServe = "quorum lost: isro null, srvr mode This ZooKeeper instance is not currently serving requests; G's connection closed: true\n" +
+			"  mntr This ZooKeeper instance is not currently serving requests; srvr's second line \"\"\n" +
 			"connect without readOnly: " + refused + "\n" +
 			"connect with readOnly: " + refused + "\n"
 		gRefused = "resume G with readOnly: " + refused + "\n" +
@@ -43,7 +48,7 @@ func TestStandInReadOnlyMode(t *testing.T) {
 		back = "resume G: session (the one asked for: true), readOnly byte false, exists /g 0, an ephemeral create 0\n" +
 			"connect with readOnly: " + rwLine + "\n" +
 			"connect without readOnly: " + rwLine + "\n"
-		local = "quorum lost: isro ro, srvr mode read-only; G's connection closed: true\n" +
+		local = "quorum lost: isro ro, srvr mode read-only; G's connection closed: true\n" + roWords +
 			"connect without readOnly: " + refused + "\n" +
 			"connect with readOnly: session (the one asked for: false), readOnly byte true, exists /g 0, an ephemeral create -119\n" +
 			"  the session id's top byte: 1 (G's: 1)\n" +
@@ -59,7 +64,7 @@ func TestStandInReadOnlyMode(t *testing.T) {
 			"  the read-only connection closed: true\n" +
 			"resume the read-only session with readOnly: refused (session expired)\n" +
 			back
-		global = "quorum lost: isro ro, srvr mode read-only; G's connection closed: true\n" +
+		global = "quorum lost: isro ro, srvr mode read-only; G's connection closed: true\n" + roWords +
 			"connect without readOnly: " + refused + "\n" +
 			"connect with readOnly: a NotReadOnly (-119) reply header; the connection closed within 1 s: false; then getData / 0 read reply: EOF\n" +
 			gRefused + "quorum back: isro rw\n" + back
@@ -105,6 +110,7 @@ func readOnlyScenario(ctx context.Context, t *testing.T, s *standin) string {
 	}
 	isro := waitWord(ctx, t, addr, "isro", "ro", 10*time.Second)
 	fmt.Fprintf(&out, "quorum lost: isro %s, srvr mode %s; G's connection closed: %t\n", isro, srvrMode(ctx, addr), waitClosed(ctx, g))
+	fmt.Fprintf(&out, "  %s\n", mntrState(ctx, addr))
 	fmt.Fprintf(&out, "connect without readOnly: %s\n", p.outcome(false, 0, nil))
 	b, resp, what := p.dial(true, 0, nil)
 	fmt.Fprintf(&out, "connect with readOnly: %s\n", what)
@@ -504,4 +510,44 @@ func readOnlySASL(ctx context.Context, t *testing.T, addr string, stopSecond fun
 		b.Close()
 	}
 	return out.String()
+}
+
+// mntrState is mntr's zk_server_state line and its keys, in order (a digest of them), or the answer's first
+// line when it has no zk_server_state; and srvr's second line.
+func mntrState(ctx context.Context, addr string) string {
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	got, err := realzk.FourLetter(wctx, addr, "mntr")
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	srvr, err := realzk.FourLetter(wctx, addr, "srvr")
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	_, srvr, _ = strings.Cut(srvr, "\n")
+	srvr, _, _ = strings.Cut(srvr, "\n")
+	state := ""
+	keys := fnv.New32a()
+	var namespaces []string // in hash order on a real server, in path order on the model
+	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+		k, v, _ := strings.Cut(l, "\t")
+		switch {
+		case k == "zk_server_state":
+			state = v
+		case strings.HasSuffix(k, "_per_namespace"):
+			namespaces = append(namespaces, k)
+			continue
+		}
+		io.WriteString(keys, k+"\n")
+	}
+	if state == "" {
+		first, _, _ := strings.Cut(got, "\n")
+		return fmt.Sprintf("mntr %s; srvr's second line %q", strings.TrimSpace(first), srvr)
+	}
+	slices.Sort(namespaces)
+	nsKeys := fnv.New32a()
+	io.WriteString(nsKeys, strings.Join(namespaces, "\n"))
+	return fmt.Sprintf("mntr zk_server_state %s, keys in order: %08x, %d per-namespace keys: %08x; srvr's second line %q",
+		state, keys.Sum32(), len(namespaces), nsKeys.Sum32(), srvr)
 }
