@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -71,5 +72,39 @@ func TestWireClientsReceiveRepliesOfAnySize(t *testing.T) {
 			t.Fatalf("after the disconnection: state %s, session %#x; want session %#x resumed", st, conn.SessionID(), session)
 		}
 		read("after a reconnection")
+	})
+}
+
+// TestWireClientsAllocateNoMegabytesPerConnection: what the receive buffer saves is still saved — a client,
+// connected, disconnected and reconnected twice (three connections), allocates go-zookeeper's 1.5 MiB send
+// buffer and little more, where go-zookeeper's default receive buffer alone would be 4.5 MiB. It fails if a
+// go-zookeeper upgrade sizes the receive buffer otherwise (connectWire, smallReceives).
+func TestWireClientsAllocateNoMegabytesPerConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := model.NewServer()
+		defer srv.Close()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		conn, err := connectWire(srv, &ensembleHosts{srv: srv, hosts: srv.Hosts()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		synctest.Wait()
+		session := conn.SessionID()
+		for i := range 2 {
+			if err := srv.Do(model.Step{Kind: model.Disconnect, Client: srv.ClientOf(session)}); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			if st := conn.State(); st != zk.StateHasSession || conn.SessionID() != session {
+				t.Fatalf("after disconnection %d: state %s, session %#x; want session %#x resumed", i+1, st, conn.SessionID(), session)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		const sendBuffer, most = 1536 << 10, 1536<<10 + 1<<20
+		if got := after.TotalAlloc - before.TotalAlloc; got < sendBuffer || got > most {
+			t.Fatalf("a client and three connections allocated %d bytes; want go-zookeeper's send buffer (%d) and at most 1 MiB more", got, sendBuffer)
+		}
 	})
 }
