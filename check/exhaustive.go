@@ -166,6 +166,8 @@ type search struct {
 	// (preemption.go): no depth cut-off, and at most bound preemptions a schedule; -1 is the depth-bounded
 	// search.
 	bound int
+	// cache, when set, holds the states explored (statecache.go): a run that reaches one is cut there.
+	cache *stateCache
 
 	mu        sync.Mutex // guards the counts, which the progress line reads
 	schedules int        // runs that completed and were judged
@@ -179,9 +181,15 @@ type dfsDecider struct {
 	r *run
 	k int // decisions taken in this run
 	preemption
+	track *stateTracker // the run's state, when the search caches states
 }
 
-func (d *dfsDecider) bind(r *run) { d.r = r }
+func (d *dfsDecider) bind(r *run) {
+	d.r = r
+	if d.s.cache != nil {
+		d.track = &stateTracker{clients: map[int]stateKey{}, bubbleAt0: time.Now()}
+	}
+}
 
 func (d *dfsDecider) steps(int) int {
 	if d.s.bound >= 0 && d.s.depth == 0 {
@@ -193,6 +201,12 @@ func (d *dfsDecider) steps(int) int {
 func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
 	label, err := d.choose(progress, faults)
 	if err == nil && label != "" && d.s.bound >= 0 {
+		if d.track != nil {
+			if !d.isProgress[label] {
+				d.track.faults++
+			}
+			d.track.foldDecision(d.r, label)
+		}
 		d.taken(label)
 	}
 	return label, err
@@ -208,6 +222,7 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 	for _, c := range faults {
 		labels = append(labels, c.label())
 	}
+	offered := labels // every choice, before the bound cuts any: what the state offers
 	if s.bound >= 0 {
 		labels = d.allowed(labels, len(progress), s.bound)
 	}
@@ -217,6 +232,12 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 		d.r.mu.Lock()
 		p.effects[p.chosen()] = effectOf(d.r.events, k, p.chosen())
 		d.r.mu.Unlock()
+	}
+	if d.track != nil {
+		d.track.foldEvents(d.r)
+		if k >= len(s.stack) && s.cache.visit(d.track.key(d.r, offered), spentOf(&d.preemption, d.track.faults, k)) {
+			return "", errCached
+		}
 	}
 	if k < len(s.stack) {
 		f := s.stack[k]
@@ -279,6 +300,7 @@ func (s *search) backtrack() bool {
 // exhaustiveResult is what one bounded search found.
 type exhaustiveResult struct {
 	schedules, pruned, points int
+	states                    int                 // distinct states the cache held (statecache.go), 0 without one
 	exhausted                 bool                // the whole tree was explored (not stopped by a failure or the budget)
 	failure                   *outcome            // the first failing run, when stopping at failures
 	violated                  map[string]*outcome // every property some run violated, with its first run, when not stopping
@@ -299,6 +321,9 @@ const (
 func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time) exhaustiveResult {
 	t.Helper()
 	s := &search{reduce: reduce, depth: depth, bound: searchBound(cfg)}
+	if cachingOf(kind, cfg, reduce) {
+		s.cache = newStateCache()
+	}
 	if s.bound >= 0 {
 		s.depth, s.reduce = 0, false // complete runs, without sleep sets (preemption.go)
 	}
@@ -357,6 +382,7 @@ func (s *search) run(t *testing.T, kind clients, cfg Config, stopOn string, dead
 	s.mu.Lock()
 	res.schedules, res.pruned, res.points = s.schedules, s.pruned, s.points
 	s.mu.Unlock()
+	res.states = s.cache.states()
 	return res
 }
 
@@ -415,6 +441,7 @@ func (x *exploration) exhaustive() (Report, *outcome) {
 	rep := Report{Exhaustive: true, Workers: x.workers, Part: x.part.String(), FailIndex: -1}
 	res := x.split(cfg.Steps, stopOnAny, deadline, true)
 	rep.Schedules, rep.Pruned, rep.DecisionPoints, rep.Exhausted = res.schedules, res.pruned, res.points, res.exhausted
+	rep.States = res.states
 	rep.Runs = res.schedules + res.pruned
 	rep.shared = res.shared
 	rep.subtrees, rep.split, rep.done = res.subtrees, res.splitDepth, res.done

@@ -1,0 +1,217 @@
+package model
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// This file encodes the server's state for a model checker that caches the states it has explored
+// (check/statecache.go): two encodings are equal only if the two servers are in the same state, so that
+// whatever either does next, the other does too. The encoding is canonical — maps in sorted order, the
+// children in the order the server keeps them — and complete for what a step can read: every node with its
+// data, full stat, ACL and children's order; the sessions with their timeouts, last-heard times, ephemerals
+// and authentication; the watches; the clock, the zxid and the session-id counter; the container and TTL
+// reaper; the ensemble's running members; and each client's transport — its requests in flight, its replies
+// and events not yet delivered (with their whole content), its connection state and the watches it holds.
+// It is not a format: nothing parses it, and it may change with any version.
+
+// AppendState appends the encoding of the server's whole state to b and returns the extended slice.
+func (s *Server) AppendState(b []byte) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b = s.core.appendState(b)
+	for i, down := range s.ens.down {
+		b = append(b, "member "...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = strconv.AppendBool(append(b, ' '), down)
+		b = append(b, '\n')
+	}
+	b = strconv.AppendInt(append(b, "leader "...), int64(s.ens.leader), 10)
+	b = append(b, '\n')
+	for _, t := range slices.Sorted(maps.Keys(s.sessionSets)) {
+		b = strconv.AppendInt(append(b, "bucket "...), t, 10)
+		b = append(b, '\n')
+	}
+	for _, c := range s.clients {
+		b = c.appendState(b)
+	}
+	return b
+}
+
+// AppendClientState appends the encoding of client id's transport state (its connection, its requests in
+// flight, its replies and events not yet delivered, the watches it holds) to b and returns the extended
+// slice; nothing for a client the server does not have.
+func (s *Server) AppendClientState(b []byte, id int) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id < 1 || id > len(s.clients) {
+		return b
+	}
+	return s.clients[id-1].appendState(b)
+}
+
+func (c *core) appendState(b []byte) []byte {
+	b = strconv.AppendInt(append(b, "now "...), c.now, 10)
+	b = strconv.AppendInt(append(b, " zxid "...), c.zxid, 10)
+	b = strconv.AppendInt(append(b, " sid "...), c.sidNext, 10)
+	b = append(b, '\n')
+	for _, p := range slices.Sorted(maps.Keys(c.nodes)) {
+		n := c.nodes[p]
+		b = append(append(b, "node "...), p...)
+		b = strconv.AppendQuote(append(b, ' '), string(n.data))
+		b = appendStat(b, n.stat)
+		b = appendACL(b, n.acl)
+		for _, ch := range n.children {
+			b = append(append(b, ' '), ch.name...)
+		}
+		b = append(b, '\n')
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.sessions)) {
+		s := c.sessions[id]
+		b = strconv.AppendInt(append(b, "session "...), id, 10)
+		b = strconv.AppendInt(append(b, ' '), int64(s.timeout), 10)
+		b = strconv.AppendInt(append(b, ' '), s.lastHeard, 10)
+		for _, p := range slices.Sorted(maps.Keys(s.ephemeral)) {
+			b = append(append(b, ' '), p...)
+		}
+		if s.auth.ip != "" || len(s.auth.ids) > 0 || s.auth.super {
+			b = fmt.Appendf(b, " auth=%v", s.auth)
+		}
+		b = append(b, '\n')
+	}
+	for kind := range c.watches {
+		for _, p := range slices.Sorted(maps.Keys(c.watches[kind])) {
+			b = strconv.AppendInt(append(b, "watch "...), int64(kind), 10)
+			b = append(append(b, ' '), p...)
+			for _, id := range slices.Sorted(maps.Keys(c.watches[kind][p])) {
+				b = strconv.AppendInt(append(b, ' '), id, 10)
+			}
+			b = append(b, '\n')
+		}
+		for _, p := range slices.Sorted(maps.Keys(c.persist[kind])) {
+			b = strconv.AppendInt(append(b, "persist "...), int64(kind), 10)
+			b = append(append(b, ' '), p...)
+			for _, id := range slices.Sorted(maps.Keys(c.persist[kind][p])) {
+				b = strconv.AppendInt(append(b, ' '), id, 10)
+				b = strconv.AppendInt(append(b, ':'), int64(c.persist[kind][p][id]), 10)
+			}
+			b = append(b, '\n')
+		}
+	}
+	b = strconv.AppendInt(append(b, "reaper "...), c.reaper.last, 10)
+	for _, p := range slices.Sorted(maps.Keys(c.reaper.paths)) {
+		b = append(append(b, ' '), p...)
+	}
+	return append(b, '\n')
+}
+
+func (c *Conn) appendState(b []byte) []byte {
+	b = strconv.AppendInt(append(b, "client "...), int64(c.id), 10)
+	b = strconv.AppendInt(append(b, " session "...), c.session, 10)
+	b = strconv.AppendInt(append(b, " state "...), int64(c.state), 10)
+	b = append(b, ' ')
+	for _, f := range [...]bool{c.connected, c.closing, c.closed, c.finished, c.wireClient, c.connecting != nil, c.link != nil} {
+		if f {
+			b = append(b, 't')
+		} else {
+			b = append(b, 'f')
+		}
+	}
+	b = strconv.AppendInt(append(b, " zxid "...), c.lastZxid, 10)
+	b = strconv.AppendInt(append(b, " member "...), int64(c.member), 10)
+	b = strconv.AppendInt(append(b, " unread "...), int64(len(c.events)), 10)
+	b = strconv.AppendInt(append(b, " creds "...), int64(len(c.creds)), 10)
+	b = append(b, '\n')
+	for _, q := range [...][]*call{c.outgoing, c.sent, c.queued} {
+		b = append(b, "calls"...)
+		for _, cl := range q {
+			b = appendRequest(append(b, ' '), cl.req)
+		}
+		b = append(b, '\n')
+	}
+	for _, it := range c.outbox {
+		switch {
+		case it.hangUp:
+			b = append(b, "out hang-up\n"...)
+		case it.drop:
+			b = append(b, "out drop\n"...)
+		case it.call != nil:
+			b = appendRequest(append(b, "out reply "...), it.call.req)
+			b = appendResult(append(b, " -> "...), it.call.rep.res)
+			b = append(b, '\n')
+		default:
+			b = appendEvent(append(b, "out event "...), it.event)
+		}
+	}
+	for _, k := range c.watchers.SortedKeys() {
+		b = strconv.AppendInt(append(b, "holds "...), int64(k.Kind), 10)
+		b = append(append(b, ' '), k.Path...)
+		b = strconv.AppendInt(append(b, ' '), int64(len(c.watchers[k])), 10)
+		b = append(b, '\n')
+	}
+	if len(c.persistent) > 0 {
+		persistent, recursive := c.persistentLists()
+		b = fmt.Appendf(b, "persistent %q %q\n", persistent, recursive)
+	}
+	return b
+}
+
+func appendEvent(b []byte, ev zk.Event) []byte {
+	b = strconv.AppendInt(b, int64(ev.Type), 10)
+	b = strconv.AppendInt(append(b, ' '), int64(ev.State), 10)
+	b = append(append(b, ' '), ev.Path...)
+	if ev.Err != nil {
+		b = append(append(b, ' '), ev.Err.Error()...)
+	}
+	b = append(append(b, ' '), ev.Server...)
+	return append(b, '\n')
+}
+
+func appendRequest(b []byte, r *request) []byte {
+	b = append(b, r.String()...)
+	b = strconv.AppendBool(append(b, " watch="...), r.watch)
+	b = strconv.AppendInt(append(b, " v="...), int64(r.version), 10)
+	b = appendACL(b, r.acl)
+	if len(r.ops) > 0 {
+		b = fmt.Appendf(b, " ops=%+v", r.ops)
+	}
+	return b
+}
+
+func appendResult(b []byte, res result) []byte {
+	b = strconv.AppendInt(b, res.zxid, 10)
+	if res.err != nil {
+		b = append(append(b, " err="...), res.err.Error()...)
+	}
+	b = append(append(b, ' '), res.path...)
+	b = strconv.AppendQuote(append(b, ' '), string(res.data))
+	b = appendStat(b, res.stat)
+	for _, ch := range res.children {
+		b = append(append(b, ' '), ch...)
+	}
+	if len(res.multi) > 0 {
+		b = fmt.Appendf(b, " multi=%+v", res.multi)
+	}
+	b = appendACL(b, res.acl)
+	b = strconv.AppendInt(append(b, " n="...), int64(res.number), 10)
+	return strconv.AppendBool(append(b, ' '), res.noReply)
+}
+
+func appendStat(b []byte, s zk.Stat) []byte {
+	for _, v := range []int64{s.Czxid, s.Mzxid, s.Ctime, s.Mtime, int64(s.Version), int64(s.Cversion), int64(s.Aversion), s.EphemeralOwner, int64(s.DataLength), int64(s.NumChildren), s.Pzxid} {
+		b = strconv.AppendInt(append(b, ' '), v, 10)
+	}
+	return b
+}
+
+func appendACL(b []byte, acl []zk.ACL) []byte {
+	for _, a := range acl {
+		b = strconv.AppendInt(append(b, " acl="...), int64(a.Perms), 10)
+		b = append(append(append(append(b, ':'), a.Scheme...), ':'), a.ID...)
+	}
+	return b
+}
