@@ -138,6 +138,7 @@ type frame struct {
 	explored []string          // options whose subtrees are done, in order
 	effects  map[string]effect // what each option taken here did
 	sleep    map[string]effect // options that sleep here, with what they did where they were explored
+	tracked  *trackedState     // the state cache's digests here, so that a run replaying the path skips them
 }
 
 func (f *frame) chosen() string { return f.options[f.next] }
@@ -205,7 +206,9 @@ func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
 			if !d.isProgress[label] {
 				d.track.faults++
 			}
-			d.track.foldDecision(d.r, label)
+			if next := d.k; next >= len(d.s.stack) || d.s.stack[next].tracked == nil {
+				d.track.foldDecision(d.r, label) // else the next point restores digests that include it
+			}
 		}
 		d.taken(label)
 	}
@@ -233,10 +236,18 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 		p.effects[p.chosen()] = effectOf(d.r.events, k, p.chosen())
 		d.r.mu.Unlock()
 	}
+	var tracked *trackedState
 	if d.track != nil {
-		d.track.foldEvents(d.r)
-		if k >= len(s.stack) && s.cache.visit(d.track.key(d.r, offered), spentOf(&d.preemption, d.track.faults, k)) {
-			return "", errCached
+		if k < len(s.stack) && s.stack[k].tracked != nil {
+			d.track.restore(d.r, s.stack[k].tracked) // a point of the path: its digests as first made
+		} else {
+			d.track.foldEvents(d.r)
+		}
+		if k >= len(s.stack) {
+			if s.cache.visit(d.track.key(d.r, offered), spentOf(&d.preemption, d.track.faults, k)) {
+				return "", errCached
+			}
+			tracked = d.track.snapshot()
 		}
 	}
 	if k < len(s.stack) {
@@ -246,7 +257,7 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 		}
 		return f.chosen(), nil
 	}
-	f := &frame{options: labels, next: -1, effects: map[string]effect{}, sleep: map[string]effect{}}
+	f := &frame{options: labels, next: -1, effects: map[string]effect{}, sleep: map[string]effect{}, tracked: tracked}
 	if k > 0 && s.reduce {
 		p := s.stack[k-1]
 		c := p.chosen()

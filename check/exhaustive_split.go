@@ -50,7 +50,7 @@ type shardSubtree = shard.Subtree
 func cloneStack(stack []*frame) []*frame {
 	out := make([]*frame, len(stack))
 	for i, f := range stack {
-		out[i] = &frame{options: f.options, next: f.next, explored: slices.Clone(f.explored), effects: maps.Clone(f.effects), sleep: maps.Clone(f.sleep)}
+		out[i] = &frame{options: f.options, next: f.next, explored: slices.Clone(f.explored), effects: maps.Clone(f.effects), sleep: maps.Clone(f.sleep), tracked: f.tracked}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,28 +84,51 @@ func spentOf(p *preemption, faults, k int) spent {
 	return s
 }
 
-// stateCache is the explored states of one search.
+// stateCache is the explored states of one search. Most states are visited once: the first visit is kept
+// in a map without pointers (which the garbage collector need not scan, and a search keeps a million), the
+// others beside it.
 type stateCache struct {
-	mu   sync.Mutex
-	seen map[stateKey][]spent
-	hits int
+	mu    sync.Mutex
+	first map[stateKey]packedSpent
+	more  map[stateKey][]spent
+	hits  int
 }
 
-func newStateCache() *stateCache { return &stateCache{seen: map[stateKey][]spent{}} }
+// packedSpent is a spent in one word: 16 bits each, running offset by one (0: none yet).
+type packedSpent uint64
+
+func pack(s spent) packedSpent {
+	return packedSpent(uint64(s.preempts)&0xffff | uint64(s.faults)&0xffff<<16 | uint64(s.decisions)&0xffff<<32 | uint64(s.running+1)&0xffff<<48)
+}
+
+func (p packedSpent) unpack() spent {
+	return spent{preempts: int(p & 0xffff), faults: int(p >> 16 & 0xffff), decisions: int(p >> 32 & 0xffff), running: int(p>>48&0xffff) - 1}
+}
+
+func newStateCache() *stateCache {
+	return &stateCache{first: map[stateKey]packedSpent{}, more: map[stateKey][]spent{}}
+}
 
 // visit reports whether an earlier visit covers the state k with s spent; if none does, it records this one.
 func (c *stateCache) visit(k stateKey, s spent) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	visits := c.seen[k]
-	for _, v := range visits {
+	p, seen := c.first[k]
+	if !seen {
+		c.first[k] = pack(s)
+		return false
+	}
+	if p.unpack().covers(s) {
+		c.hits++
+		return true
+	}
+	for _, v := range c.more[k] {
 		if v.covers(s) {
 			c.hits++
 			return true
 		}
 	}
-	visits = slices.DeleteFunc(visits, s.covers)
-	c.seen[k] = append(visits, s)
+	c.more[k] = append(slices.DeleteFunc(c.more[k], s.covers), s)
 	return false
 }
 
@@ -115,7 +139,7 @@ func (c *stateCache) states() int {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.seen)
+	return len(c.first)
 }
 
 var stateSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
@@ -135,6 +159,28 @@ type stateTracker struct {
 	state     []byte // key's buffer
 	batch     []*event
 	bubbleAt0 time.Time
+}
+
+// trackedState is a tracker's digests at a decision point, kept in the search's path.
+type trackedState struct {
+	clients map[int]stateKey
+	global  stateKey
+	faults  int
+}
+
+func (t *stateTracker) snapshot() *trackedState {
+	return &trackedState{clients: maps.Clone(t.clients), global: t.global, faults: t.faults}
+}
+
+// restore takes the digests a point of the path had when the search first came to it: the run replaying
+// the path has been where that one was, so it skips the folding.
+func (t *stateTracker) restore(r *run, s *trackedState) {
+	clear(t.clients)
+	maps.Copy(t.clients, s.clients)
+	t.global, t.faults = s.global, s.faults
+	r.mu.Lock()
+	t.seen = len(r.events)
+	r.mu.Unlock()
 }
 
 // fold mixes b into the digest d.
