@@ -324,8 +324,9 @@ func TestProve(t *testing.T) {
 
 // TestSleepSetsAreOffUnderAPreemptionBound: sleep sets and a preemption bound do not compose (a sleeping
 // decision stands for reorderings that may cost a preemption more, which the bound then cuts), so the
-// preemption-bounded search runs without them whatever Config.NoReduction says. With them, two clients of
-// rwlock-mutant-b with one preemption showed fencing violated but not safety; without, both.
+// preemption-bounded search runs without them whatever Config.NoReduction says (its reduction is the state
+// cache). With them, two clients of rwlock-mutant-b with one preemption showed fencing violated but not
+// safety; without, both.
 func TestSleepSetsAreOffUnderAPreemptionBound(t *testing.T) {
 	v, err := VariantByName("rwlock-mutant-b-writer-ignores-readers")
 	if err != nil {
@@ -337,8 +338,10 @@ func TestSleepSetsAreOffUnderAPreemptionBound(t *testing.T) {
 	asked := exhaust(t, v.clients(), cfg, 0, true, stopOnNone, time.Time{})
 	plain := exhaust(t, v.clients(), cfg, 0, false, stopOnNone, time.Time{})
 	got, want := slices.Sorted(maps.Keys(asked.violated)), slices.Sorted(maps.Keys(plain.violated))
-	if !slices.Equal(got, want) || !slices.Contains(got, "safety") || asked.schedules != plain.schedules || asked.pruned != 0 {
-		t.Errorf("asked for reduction: %v violated in %d schedules (%d pruned); without: %v in %d", got, asked.schedules, asked.pruned, want, plain.schedules)
+	// Asked for reduction, the search caches states instead (statecache.go): the same verdicts, and every
+	// run it does not judge was cut at an explored state.
+	if !slices.Equal(got, want) || !slices.Contains(got, "safety") || asked.schedules > plain.schedules || asked.pruned > 0 && asked.states == 0 || plain.pruned != 0 {
+		t.Errorf("asked for reduction: %v violated in %d schedules (%d cut, %d states); without: %v in %d (%d pruned)", got, asked.schedules, asked.pruned, asked.states, want, plain.schedules, plain.pruned)
 	}
 }
 
