@@ -1,7 +1,6 @@
 package check
 
 import (
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"maps"
@@ -30,8 +29,9 @@ import (
 //     for a register access, the register; and every event the client did or the model recorded of it, in
 //     the history's order;
 //   - the scheduler's side: the register, each client's workload fields (in a Lock call, its deadline, a
-//     register request waiting, done), the bubble's and the model's clocks, the choices offered, and where
-//     the run is in the bound — the running client, the preemptions and faults spent, the decisions taken.
+//     register request waiting, done), the bubble's and the model's clocks, and the choices offered; and,
+//     outside the hash, where the run is in the bound — the running client, the preemptions and faults
+//     spent, the decisions taken (see spent).
 //
 // What the properties read of the past. The properties judge the whole history, so two schedules may merge
 // only if every continuation gets the same verdict after either. The key therefore also holds, in the
@@ -45,12 +45,18 @@ import (
 //
 // What remains for the cache to merge is the order of what no property sees and does not change the tree: a
 // reply delivered to one client before or after another client's request, two clients' reads, sends and
-// reconnections. Spending: a state is covered by an earlier visit that had spent at most as many
-// preemptions and faults and taken at most as many decisions (every continuation left to the later visit
+// reconnections. A client's own inputs are never reordered: two goroutines of one client (a holder's loss
+// watcher and its critical section) may or may not commute, and nothing outside the client's code says.
+// Spending: a state is covered by an earlier visit that spent no more faults and decisions and no more
+// preemptions with the same running client, or fewer with any (every continuation left to the later visit
 // was left to the earlier one too).
 //
-// Soundness is also shown by measurement: TestStateCacheAgreesWithFullSearch searches the recipe and every
-// mutant with and without the cache and requires the same violated properties. The cache is per subtree of
+// The digests are kept in the search's path (frame.tracked): a run replaying a prefix restores them at
+// each point instead of folding it again, so only the new part of each run costs anything.
+//
+// Soundness is also shown by measurement: TestStateCacheAgreesWithFullSearch searches the recipe, every
+// primitive and every mutant with and without the cache and requires the same violated properties and the
+// same reachability of the sharing. The cache is per subtree of
 // the split search (exhaustive_split.go), so the counts do not depend on how many workers ran it. Runs on
 // go-zookeeper's clients are not cached: their connection's state lives in go-zookeeper's goroutines and
 // buffers, outside the model.
@@ -354,6 +360,3 @@ func (t *stateTracker) key(r *run, labels []string) stateKey {
 func cachingOf(kind clients, cfg Config, reduce bool) bool {
 	return reduce && searchBound(cfg) >= 0 && kind.name == modelKind
 }
-
-// isCached reports whether a run ended at a state explored before.
-func isCached(err error) bool { return errors.Is(err, errCached) }
