@@ -183,6 +183,9 @@ func TestProve(t *testing.T) {
 			// Two leases need three clients for anyone to wait, and two for both leases to be held at
 			// once (one preemption: a holder is preempted while it holds).
 			rows = append(rows, proofRow{rec, 2, 2, 0, 0, 1}, proofRow{rec, 2, 1, 1, proofFaults, 1})
+			if rec == "semaphore" {
+				rows = append(rows, proofRow{variant: rec, clients: 3, rounds: 1})
+			}
 			if *flagProveThree {
 				rows = append(rows, proofRow{rec, 3, 1, 0, 0, 1})
 			}
