@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -632,6 +633,39 @@ func (o *outcome) visualize(path string) error {
 // firstFields returns the first two fields of strings.Fields(s) ("" for a missing one) and how many of the
 // two s has, without making the slice of them all: the properties read two words of every applied request.
 func firstFields(s string) (first, second string, n int) {
+	// ASCII text (the records are) is split here, as strings.Fields splits it; anything else goes to
+	// strings.FieldsSeq, which knows Unicode's spaces.
+	for i := 0; i < len(s) && n < 2; {
+		for i < len(s) && asciiSpace(s[i]) {
+			i++
+		}
+		start := i
+		for i < len(s) && s[i] < utf8.RuneSelf && !asciiSpace(s[i]) {
+			i++
+		}
+		if i < len(s) && s[i] >= utf8.RuneSelf {
+			return firstFieldsUnicode(s)
+		}
+		if i == start {
+			break
+		}
+		if n == 0 {
+			first = s[start:i]
+		} else {
+			second = s[start:i]
+		}
+		n++
+	}
+	return first, second, n
+}
+
+// asciiSpace reports whether b is one of the ASCII bytes unicode.IsSpace counts as space.
+func asciiSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\v' || b == '\f' || b == '\r'
+}
+
+// firstFieldsUnicode is firstFields for any text.
+func firstFieldsUnicode(s string) (first, second string, n int) {
 	for f := range strings.FieldsSeq(s) {
 		if n == 0 {
 			first = f

@@ -1,11 +1,12 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,7 +112,7 @@ type run struct {
 	kind    clients
 	srv     *model.Server
 	clients []*client
-	byID    map[int]*client // by model ClientID (client 1 is the set-up client)
+	byID    []*client // by model ClientID (the admin, connected last, has none)
 	reg     register
 
 	mu       sync.Mutex // guards what client goroutines touch: events, client fields, step, stopping
@@ -125,7 +126,8 @@ type run struct {
 	decisions []string
 	explored  int // decisions taken before the drain
 
-	progressBuf, faultBuf []choice // list's buffers
+	progressBuf, faultBuf []choice     // list's buffers
+	stepBuf               []model.Step // list's buffer of the model's steps
 	wg                    sync.WaitGroup
 	rand                  *runRand // the run's crypto/rand stream (RunZK's runs), which its goroutines read
 	seed                  uint64   // the run's seed, drawn by the decider (see runSeeder)
@@ -157,6 +159,14 @@ func (r *run) add(phase int, e event, fill func(*event)) {
 	r.addLocked(phase, e, fill)
 }
 
+// clientByID is the client with the model's ClientID id, or nil.
+func (r *run) clientByID(id int) *client {
+	if id < 0 || id >= len(r.byID) {
+		return nil
+	}
+	return r.byID[id]
+}
+
 // addLocked records e. Events are made in blocks, a run records hundreds.
 func (r *run) addLocked(phase int, ev event, fill func(*event)) {
 	if len(r.eventBlock) == 0 {
@@ -166,7 +176,7 @@ func (r *run) addLocked(phase int, ev event, fill func(*event)) {
 	r.eventBlock = r.eventBlock[1:]
 	*e = ev
 	e.step, e.phase = r.step, phase
-	if cl := r.byID[e.client]; cl != nil {
+	if cl := r.clientByID(e.client); cl != nil {
 		cl.seq++
 		e.seq = cl.seq
 	}
@@ -198,7 +208,7 @@ func execute(f Factory, cfg Config, d decider) *outcome { return executeWith(mod
 
 // executeWith performs one run of the given kind of clients inside the current synctest bubble.
 func executeWith(kind clients, cfg Config, d decider) *outcome {
-	r := &run{cfg: cfg, kind: kind, byID: map[int]*client{}}
+	r := &run{cfg: cfg, kind: kind}
 	r.reg.open = cfg.Primitive == Semaphore
 	opts := []model.Option{model.WithManualTransport()}
 	if cfg.Faults&FaultStopServer != 0 {
@@ -283,7 +293,10 @@ func (r *run) setup(kind clients) error {
 		rememberRunSeed(conn, r.seed)
 		r.mu.Lock()
 		r.clients = append(r.clients, c)
-		r.byID[c.id] = c
+		if c.id >= 0 {
+			r.byID = append(r.byID, make([]*client, max(c.id+1-len(r.byID), 0))...)
+			r.byID[c.id] = c
+		}
 		r.mu.Unlock()
 	}
 	admin, _, err := r.srv.Connect(sessionTimeout)
@@ -435,31 +448,38 @@ func (r *run) orderedHistory() []*event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := append([]*event(nil), r.events...)
-	sort.SliceStable(h, func(i, j int) bool {
-		a, b := h[i], h[j]
-		if a.step != b.step {
-			return a.step < b.step
-		}
-		if a.phase != b.phase {
-			return a.phase < b.phase
-		}
-		if a.phase == 0 {
-			return false // the scheduler's own order
-		}
-		if a.client != b.client {
-			return a.client < b.client
-		}
-		// A client's own actions first, then what the model recorded of it: the two can come from different
-		// goroutines (go-zookeeper's redialling, say, beside the workload's), whose race must not show.
-		if am, bm := strings.HasPrefix(a.kind, "model:"), strings.HasPrefix(b.kind, "model:"); am != bm {
-			return bm
-		}
-		return a.seq < b.seq
-	})
+	slices.SortStableFunc(h, historyOrder)
 	for i, e := range h {
 		e.ts = int64(i + 1)
 	}
 	return h
+}
+
+// historyOrder is the history's order (orderedHistory): by step; in a step the scheduler's own records in
+// their order, then the clients' reactions in client order, each client's own actions before the model's
+// records of it.
+func historyOrder(a, b *event) int {
+	if a.step != b.step {
+		return cmp.Compare(a.step, b.step)
+	}
+	if a.phase != b.phase {
+		return cmp.Compare(a.phase, b.phase)
+	}
+	if a.phase == 0 {
+		return 0 // the scheduler's own order
+	}
+	if a.client != b.client {
+		return cmp.Compare(a.client, b.client)
+	}
+	// A client's own actions first, then what the model recorded of it: the two can come from different
+	// goroutines (go-zookeeper's redialling, say, beside the workload's), whose race must not show.
+	if am, bm := strings.HasPrefix(a.kind, "model:"), strings.HasPrefix(b.kind, "model:"); am != bm {
+		if bm {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.seq, b.seq)
 }
 
 // parseNotify reads "EventNodeDeleted /lock/x zxid=12".

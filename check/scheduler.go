@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing/synctest"
 	"time"
 
@@ -51,7 +52,22 @@ func (c *choice) label() string {
 	if c.on == 0 {
 		return c.name
 	}
-	return string(c.appendLabel(make([]byte, 0, len(c.name)+8)))
+	key := labelKey{c.name, c.on, c.id}
+	if l, ok := labels.Load(key); ok {
+		return l.(string)
+	}
+	l, _ := labels.LoadOrStore(key, string(c.appendLabel(make([]byte, 0, len(c.name)+8))))
+	return l.(string)
+}
+
+// labels holds the labels made so far, by labelKey: every decision of every run records one, and they are
+// few (a step kind or scheduler action for each client and server).
+var labels sync.Map
+
+type labelKey struct {
+	name string
+	on   byte
+	id   int
 }
 
 func (c *choice) appendLabel(b []byte) []byte {
@@ -193,7 +209,8 @@ func (r *run) schedule(d decider) error {
 		if len(progress) == 0 {
 			return nil
 		}
-		r.do(&progress[n%len(progress)])
+		c := &progress[n%len(progress)]
+		r.do(c, c.label())
 	}
 	return nil
 }
@@ -202,16 +219,15 @@ func (r *run) schedule(d decider) error {
 func (r *run) take(label string, cs []choice) bool {
 	for i := range cs {
 		if cs[i].is(label) {
-			r.do(&cs[i])
+			r.do(&cs[i], label)
 			return true
 		}
 	}
 	return false
 }
 
-// do takes a choice: it records the decision, begins the step and carries it out.
-func (r *run) do(c *choice) {
-	label := c.label()
+// do takes a choice, whose label is label: it records the decision, begins the step and carries it out.
+func (r *run) do(c *choice, label string) {
 	r.decisions = append(r.decisions, label)
 	r.beginStep(label)
 	switch c.what {
@@ -283,7 +299,8 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		default:
 		}
 	}
-	for _, st := range r.srv.Pending() {
+	r.stepBuf = r.srv.AppendPending(r.stepBuf[:0])
+	for _, st := range r.stepBuf {
 		progress = append(progress, modelChoice(st))
 	}
 	for _, c := range r.clients {
@@ -303,7 +320,8 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		faults = nil
 		return progress, faults
 	}
-	for _, st := range r.srv.Faults() {
+	r.stepBuf = r.srv.AppendFaults(r.stepBuf[:0])
+	for _, st := range r.stepBuf {
 		if r.cfg.Faults&faultOfStep(st.Kind) != 0 {
 			faults = append(faults, modelChoice(st))
 		}

@@ -277,28 +277,6 @@ func (t *stateTracker) foldEvents(r *run) {
 	}
 }
 
-// historyOrder is orderedHistory's order, within a batch of events.
-func historyOrder(a, b *event) int {
-	switch {
-	case a.step != b.step:
-		return a.step - b.step
-	case a.phase != b.phase:
-		return a.phase - b.phase
-	case a.phase == 0:
-		return 0
-	case a.client != b.client:
-		return a.client - b.client
-	}
-	am, bm := strings.HasPrefix(a.kind, "model:"), strings.HasPrefix(b.kind, "model:")
-	switch {
-	case am != bm && bm:
-		return -1
-	case am != bm:
-		return 1
-	}
-	return a.seq - b.seq
-}
-
 // foldDecision folds the decision about to be taken into the digests of the clients it concerns: its
 // label, the bubble's clock, each client's transport state before the step and, for a register access, the
 // register.

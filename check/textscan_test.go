@@ -56,7 +56,8 @@ func TestLeftoverNodes(t *testing.T) {
 
 // TestFirstFieldsAreStringsFields: the properties' two-word reading of a record agrees with strings.Fields.
 func TestFirstFieldsAreStringsFields(t *testing.T) {
-	for _, s := range []string{"", "  ", "create", "existsW /lock/n-1 -> true version=0", " \t getChildren  /lock\u00a0x ", "/lock/n-0000000001 zxid=5"} {
+	for _, s := range []string{"", "  ", "create", "existsW /lock/n-1 -> true version=0", " \t getChildren  /lock\u00a0x ", "/lock/n-0000000001 zxid=5",
+		"\u00a0a b", "a\u0085b c", "é b", "a b\u00a0c", "a\v\fb\rc", "a b c d"} {
 		f := strings.Fields(s)
 		first, second, n := firstFields(s)
 		want := f[:min(len(f), 2)]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,7 @@ type client struct {
 	seq      int
 	holds    *rand.Rand // a semaphore holder's hold times (holdSteps), or nil when the run has no seed
 	callFrom int        // the index in the run's events where the current Lock call began
+	loss     lossScan   // what holdLost has read since then
 }
 
 type regRequest struct {
@@ -116,7 +118,7 @@ func (r *run) workload(c *client) {
 			lock, shared, name = c.rlock, true, "R" // a reader this round
 		}
 		role := func(e *event) { e.shared = shared }
-		r.react(c.id, "lock", fmt.Sprintf("%sLock() round %d", name, round), role)
+		r.react(c.id, "lock", name+"Lock() round "+strconv.Itoa(round), role)
 		err := lock.Lock(ctx)
 		r.mu.Lock()
 		c.inLock, c.cancel = false, nil
@@ -128,7 +130,7 @@ func (r *run) workload(c *client) {
 		}
 		token := lock.Token()
 		sess := c.conn.SessionID()
-		r.react(c.id, "lock-ok", fmt.Sprintf("%sLock() ok, token %d, session %#x", name, token, sess), func(e *event) { e.token, e.session, e.shared = token, sess, shared })
+		r.react(c.id, "lock-ok", name+"Lock() ok, token "+strconv.FormatInt(token, 10)+", session "+sharpHex(sess), func(e *event) { e.token, e.session, e.shared = token, sess, shared })
 		r.toldOfLoss(c, lock, sess, "before its critical section")
 		r.critical(c, lock, token, shared)
 		r.toldOfLoss(c, lock, sess, "before its Unlock")
@@ -147,7 +149,7 @@ func (r *run) workload(c *client) {
 // (shared) critical section is the fenced read alone.
 func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 	op := &csOp{token: token, lostAtRead: lost(lock), shared: shared}
-	r.react(c.id, "cs-read", fmt.Sprintf("read register with token %d", token), func(e *event) { e.op = op })
+	r.react(c.id, "cs-read", "read register with token "+strconv.FormatInt(token, 10), func(e *event) { e.op = op })
 	rep := r.register(c, regRequest{token: token, shared: shared})
 	op.readOK, op.read = rep.ok, rep.value
 	if rep.value < 0 {
@@ -158,7 +160,7 @@ func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 		r.react(c.id, "cs-refused", fmt.Sprintf("register refused the read: token %d is stale", token), func(e *event) { e.op = op })
 		return
 	}
-	r.react(c.id, "cs-value", fmt.Sprintf("register read %d", rep.value), func(e *event) { e.op = op })
+	r.react(c.id, "cs-value", "register read "+strconv.Itoa(rep.value), func(e *event) { e.op = op })
 	if shared {
 		return
 	}
@@ -177,7 +179,7 @@ func (r *run) critical(c *client, lock Locker, token int64, shared bool) {
 	if !rep.ok {
 		verdict = "refused: stale token"
 	}
-	r.react(c.id, "cs-write", fmt.Sprintf("write %d with token %d: %s", op.read+1, token, verdict), func(e *event) { e.op = op })
+	r.react(c.id, "cs-write", "write "+strconv.Itoa(op.read+1)+" with token "+strconv.FormatInt(token, 10)+": "+verdict, func(e *event) { e.op = op })
 	if r.cfg.Primitive == Semaphore {
 		r.hold(c, lock)
 	}
@@ -269,15 +271,22 @@ func (r *run) toldOfLoss(c *client, lock Locker, session int64, where string) {
 // node its Lock call created was deleted by another client), or "" if it was not, from the run's records
 // since the Lock call began. They are in the order they came, and every one of the steps before the current
 // one is among them: the scheduler waits for the clients to be quiet before it takes a step.
+//
+// The records only grow while a Lock call's hold lasts, so the client keeps what it has read of them
+// (lossScan) and reads on from there: asking twice a round reads each record once.
 func (r *run) holdLost(c *client, session int64) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var own map[string]bool
-	for _, e := range r.events[c.callFrom:] {
+	ls := &c.loss
+	if ls.from != c.callFrom || ls.session != session || ls.next < ls.from {
+		*ls = lossScan{from: c.callFrom, session: session, next: c.callFrom}
+	}
+	for ; ls.how == "" && ls.next < len(r.events); ls.next++ {
+		e := r.events[ls.next]
 		switch e.kind {
 		case "model:expire":
 			if e.session == session {
-				return fmt.Sprintf("its session %#x expired at step %d", session, e.step)
+				ls.how = fmt.Sprintf("its session %#x expired at step %d", session, e.step)
 			}
 		case "model:apply":
 			f0, f1, nf := firstFields(e.text)
@@ -288,15 +297,34 @@ func (r *run) holdLost(c *client, session int64) string {
 			switch {
 			case f0 == "create" && e.client == c.id:
 				if path, _, nr := firstFields(res); nr > 0 && strings.HasPrefix(path, "/") {
-					if own == nil {
-						own = map[string]bool{}
+					if ls.own == nil {
+						ls.own = map[string]bool{}
 					}
-					own[path] = true
+					ls.own[path] = true
 				}
-			case f0 == "delete" && e.client != c.id && own[f1] && strings.HasPrefix(res, "ok"):
-				return fmt.Sprintf("its node %s was deleted by c%d at step %d", f1, e.client, e.step)
+			case f0 == "delete" && e.client != c.id && ls.own[f1] && strings.HasPrefix(res, "ok"):
+				ls.how = fmt.Sprintf("its node %s was deleted by c%d at step %d", f1, e.client, e.step)
 			}
 		}
 	}
-	return ""
+	return ls.how
+}
+
+// lossScan is what holdLost has read of the run's records for a client's current Lock call: from the
+// call's first record, on the session, up to next; the nodes the call created (own), and how the hold was
+// lost, once a record says so ("" until then).
+type lossScan struct {
+	from    int
+	session int64
+	next    int
+	own     map[string]bool
+	how     string
+}
+
+// sharpHex is fmt's %#x of v: "0x1f", "-0x1f" (the workload's texts are made at every step, without fmt).
+func sharpHex(v int64) string {
+	if v < 0 {
+		return "-0x" + strconv.FormatUint(uint64(-v), 16)
+	}
+	return "0x" + strconv.FormatUint(uint64(v), 16)
 }

@@ -40,6 +40,7 @@ type Conn struct {
 	connecting *wireConnect // manual transport: a connect request waiting for a Reconnect step
 
 	persistent watches.Table[*evqueue.Queue] // AddWatch's channels (pwatch.go)
+	spareDone  []chan reply                  // reply channels of finished calls, for the next calls (do)
 }
 
 type call struct {
@@ -49,6 +50,7 @@ type call struct {
 	rep  reply      // the reply, once over
 	over bool
 	wire *wireCall // a request that came over the wire, with what the server answers
+	text string    // the request's String, once asked for: its records name it when sent and when applied
 }
 
 // callPool recycles the calls the default transport finishes within do: the model's hottest allocation.
@@ -59,7 +61,10 @@ func (cl *call) String() string {
 	if cl.wire != nil {
 		return cl.wire.text
 	}
-	return cl.req.String()
+	if cl.text == "" {
+		cl.text = cl.req.String()
+	}
+	return cl.text
 }
 
 type reply struct {
@@ -104,7 +109,7 @@ func (c *Conn) describe() string {
 func (c *Conn) setState(st zk.State) {
 	c.state = st
 	c.sendEvent(zk.Event{Type: zk.EventSession, State: st, Server: "model"})
-	c.srv.record(c, "state", "%s", st)
+	c.srv.recordText(c, "state", st.String())
 }
 
 // sendEvent offers ev to the session event channel, dropping it when the channel is full (as go-zookeeper does).
@@ -242,7 +247,7 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		c.queued = append(c.queued, cl)
 	}
 	if s.cfg.observer != nil && !s.cfg.manual {
-		s.record(c, "send", "%s", cl.req)
+		s.recordText(c, "send", cl.String())
 	}
 	s.settle()
 	if cl.over {
@@ -257,9 +262,18 @@ func (c *Conn) do(r *request) (result, <-chan zk.Event) {
 		s.mu.Unlock()
 		return rep.res, rep.watch
 	}
-	cl.done = make(chan reply, 1) // under the lock, so finish cannot have run in between
+	// Under the lock, so finish cannot have run in between. The channel is the client's own spare when it has
+	// one: finish sends on it once, and once that is received nothing refers to it.
+	if n := len(c.spareDone); n > 0 {
+		cl.done, c.spareDone = c.spareDone[n-1], c.spareDone[:n-1]
+	} else {
+		cl.done = make(chan reply, 1)
+	}
 	s.mu.Unlock()
 	rep := <-cl.done
+	s.mu.Lock()
+	c.spareDone = append(c.spareDone, cl.done)
+	s.mu.Unlock()
 	return rep.res, rep.watch
 }
 

@@ -105,44 +105,49 @@ type request struct {
 
 // String renders the request for traces, e.g. `create /lock/n- flags=3`.
 func (r *request) String() string {
-	var b strings.Builder
-	b.Grow(64 + len(r.path) + len(r.data))
-	b.WriteString(r.op.String())
+	return string(r.appendText(make([]byte, 0, 64+len(r.path)+len(r.data))))
+}
+
+// appendText appends the request's String to b.
+func (r *request) appendText(b []byte) []byte {
+	if r.op == opAuth {
+		return append(append(b, "addAuth "...), r.path...) // the credentials stay out of traces
+	}
+	b = append(b, r.op.String()...)
 	if r.watch {
-		b.WriteString("W")
+		b = append(b, 'W')
 	}
 	if r.path != "" {
-		b.WriteString(" " + r.path)
+		b = append(append(b, ' '), r.path...)
 	}
 	switch r.op {
 	case opCreate, opCreateContainer: // fmt's " flags=%d data=%q", without fmt: a checker's run renders many
-		b.WriteString(" flags=" + strconv.FormatInt(int64(r.flags), 10) + " data=" + strconv.Quote(string(r.data)))
+		b = strconv.AppendInt(append(b, " flags="...), int64(r.flags), 10)
+		b = strconv.AppendQuote(append(b, " data="...), string(r.data))
 	case opCreateTTL:
-		fmt.Fprintf(&b, " flags=%d ttl=%d data=%q", r.flags, r.ttl, r.data)
+		b = fmt.Appendf(b, " flags=%d ttl=%d data=%q", r.flags, r.ttl, r.data)
 	case opSetData:
-		b.WriteString(" version=" + strconv.FormatInt(int64(r.version), 10) + " data=" + strconv.Quote(string(r.data)))
+		b = strconv.AppendInt(append(b, " version="...), int64(r.version), 10)
+		b = strconv.AppendQuote(append(b, " data="...), string(r.data))
 	case opDelete, opCheck:
-		b.WriteString(" version=" + strconv.FormatInt(int64(r.version), 10))
+		b = strconv.AppendInt(append(b, " version="...), int64(r.version), 10)
 	case opSetACL:
-		fmt.Fprintf(&b, " version=%d acl=%v", r.version, r.acl)
+		b = fmt.Appendf(b, " version=%d acl=%v", r.version, r.acl)
 	case opCheckWatches, opRemoveWatches:
-		fmt.Fprintf(&b, " type=%d", r.mode)
+		b = fmt.Appendf(b, " type=%d", r.mode)
 	case opAddWatch:
-		fmt.Fprintf(&b, " mode=%d", r.mode)
+		b = fmt.Appendf(b, " mode=%d", r.mode)
 	case opReconfig:
-		fmt.Fprintf(&b, " joining=%s leaving=%s members=%s from=%#x", nullable(r.reconf.joining), nullable(r.reconf.leaving), nullable(r.reconf.newMembers), r.reconf.fromConfig)
-	case opAuth:
-		b.Reset()
-		b.WriteString("addAuth " + r.path) // the credentials stay out of traces
+		b = fmt.Appendf(b, " joining=%s leaving=%s members=%s from=%#x", nullable(r.reconf.joining), nullable(r.reconf.leaving), nullable(r.reconf.newMembers), r.reconf.fromConfig)
 	case opMulti:
 		for i, op := range r.ops {
 			if i > 0 {
-				b.WriteString(";")
+				b = append(b, ';')
 			}
-			b.WriteString(" " + multiOpString(op))
+			b = append(append(b, ' '), multiOpString(op)...)
 		}
 	}
-	return b.String()
+	return b
 }
 
 // nullable renders a string argument that may be absent (Java's null).
@@ -1143,36 +1148,66 @@ func (c *core) setPersistentWatches(sid int64, persistent, recursive []string) {
 
 // dump renders the whole state, sorted, one line per node, session and watch.
 func (c *core) dump(b *strings.Builder) {
-	fmt.Fprintf(b, "zxid %d\n", c.zxid)
+	// fmt's %d, %q and %#x, written with strconv: a checker dumps the tree after every run.
+	buf := make([]byte, 0, 256)
+	buf = strconv.AppendInt(append(buf, "zxid "...), c.zxid, 10)
+	buf = append(buf, '\n')
 	for _, p := range slices.Sorted(maps.Keys(c.nodes)) {
 		n := c.nodes[p]
 		s := n.view()
-		fmt.Fprintf(b, "node %s data=%q czxid=%d mzxid=%d pzxid=%d ctime=%d mtime=%d version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d%s\n",
-			p, n.data, s.Czxid, s.Mzxid, s.Pzxid, s.Ctime, s.Mtime, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren, n.kindSuffix())
+		buf = append(append(buf, "node "...), p...)
+		buf = strconv.AppendQuote(append(buf, " data="...), string(n.data))
+		buf = strconv.AppendInt(append(buf, " czxid="...), s.Czxid, 10)
+		buf = strconv.AppendInt(append(buf, " mzxid="...), s.Mzxid, 10)
+		buf = strconv.AppendInt(append(buf, " pzxid="...), s.Pzxid, 10)
+		buf = strconv.AppendInt(append(buf, " ctime="...), s.Ctime, 10)
+		buf = strconv.AppendInt(append(buf, " mtime="...), s.Mtime, 10)
+		buf = strconv.AppendInt(append(buf, " version="...), int64(s.Version), 10)
+		buf = strconv.AppendInt(append(buf, " cversion="...), int64(s.Cversion), 10)
+		buf = strconv.AppendInt(append(buf, " aversion="...), int64(s.Aversion), 10)
+		buf = appendSharpHex(append(buf, " owner="...), s.EphemeralOwner)
+		buf = strconv.AppendInt(append(buf, " len="...), int64(s.DataLength), 10)
+		buf = strconv.AppendInt(append(buf, " children="...), int64(s.NumChildren), 10)
+		buf = append(append(buf, n.kindSuffix()...), '\n')
+		b.Write(buf)
+		buf = buf[:0]
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.sessions)) {
 		s := c.sessions[id]
-		fmt.Fprintf(b, "session %#x timeout=%s heard=%d ephemerals=%d\n", id, s.timeout, s.lastHeard, len(s.ephemeral))
+		buf = appendSharpHex(append(buf, "session "...), id)
+		buf = append(append(buf, " timeout="...), s.timeout.String()...)
+		buf = strconv.AppendInt(append(buf, " heard="...), s.lastHeard, 10)
+		buf = strconv.AppendInt(append(buf, " ephemerals="...), int64(len(s.ephemeral)), 10)
+		buf = append(buf, '\n')
 	}
 	for kind, name := range []string{"data", "child"} {
 		for _, p := range slices.Sorted(maps.Keys(c.watches[kind])) {
-			fmt.Fprintf(b, "watch %s %s", name, p)
+			buf = append(append(append(append(buf, "watch "...), name...), ' '), p...)
 			for _, id := range slices.Sorted(maps.Keys(c.watches[kind][p])) {
-				fmt.Fprintf(b, " %#x", id)
+				buf = appendSharpHex(append(buf, ' '), id)
 			}
-			b.WriteString("\n")
+			buf = append(buf, '\n')
 		}
 		for _, p := range slices.Sorted(maps.Keys(c.persist[kind])) {
-			fmt.Fprintf(b, "watch %s-persistent %s", name, p)
+			buf = append(append(append(append(buf, "watch "...), name...), "-persistent "...), p...)
 			for _, id := range slices.Sorted(maps.Keys(c.persist[kind][p])) {
-				fmt.Fprintf(b, " %#x", id)
+				buf = appendSharpHex(append(buf, ' '), id)
 				if c.persist[kind][p][id] == recursiveWatch {
-					b.WriteString("(recursive)")
+					buf = append(buf, "(recursive)"...)
 				}
 			}
-			b.WriteString("\n")
+			buf = append(buf, '\n')
 		}
 	}
+	b.Write(buf)
+}
+
+// appendSharpHex appends v as fmt's %#x writes an int64: "0x1f", "-0x1f".
+func appendSharpHex(b []byte, v int64) []byte {
+	if v < 0 {
+		return strconv.AppendUint(append(b, "-0x"...), uint64(-v), 16)
+	}
+	return strconv.AppendUint(append(b, "0x"...), uint64(v), 16)
 }
 
 // Packet limits, in bytes of a request's header and body as jute encodes them.

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strconv"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // detail formats a Record's Detail: fmt.Sprintf(format, args...), byte for byte. A checker's run records
@@ -80,6 +82,12 @@ func stringOf(arg any) (string, bool) {
 	switch v := arg.(type) {
 	case string:
 		return v, true
+	case opKind: // the common Stringers, without reflect's look at whether they are nil pointers
+		return v.String(), true
+	case zk.State:
+		return v.String(), true
+	case zk.EventType:
+		return v.String(), true
 	case time.Duration:
 		return v.String(), true
 	case fmt.Formatter:

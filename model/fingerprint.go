@@ -63,8 +63,8 @@ func (c *core) appendState(b []byte) []byte {
 		n := c.nodes[p]
 		b = append(append(b, "node "...), p...)
 		b = strconv.AppendQuote(append(b, ' '), string(n.data))
-		b = appendStat(b, n.stat)
-		b = appendACL(b, n.acl)
+		b = appendFullStat(b, n.stat)
+		b = appendACLs(b, n.acl)
 		for _, ch := range n.children {
 			b = append(append(b, ' '), ch.name...)
 		}
@@ -129,7 +129,7 @@ func (c *Conn) appendState(b []byte) []byte {
 	for _, q := range [...][]*call{c.outgoing, c.sent, c.queued} {
 		b = append(b, "calls"...)
 		for _, cl := range q {
-			b = appendRequest(append(b, ' '), cl.req)
+			b = appendFullRequest(append(b, ' '), cl.req)
 		}
 		b = append(b, '\n')
 	}
@@ -140,11 +140,11 @@ func (c *Conn) appendState(b []byte) []byte {
 		case it.drop:
 			b = append(b, "out drop\n"...)
 		case it.call != nil:
-			b = appendRequest(append(b, "out reply "...), it.call.req)
-			b = appendResult(append(b, " -> "...), it.call.rep.res)
+			b = appendFullRequest(append(b, "out reply "...), it.call.req)
+			b = appendFullResult(append(b, " -> "...), it.call.rep.res)
 			b = append(b, '\n')
 		default:
-			b = appendEvent(append(b, "out event "...), it.event)
+			b = appendWatchEvent(append(b, "out event "...), it.event)
 		}
 	}
 	for _, k := range c.watchers.SortedKeys() {
@@ -160,7 +160,7 @@ func (c *Conn) appendState(b []byte) []byte {
 	return b
 }
 
-func appendEvent(b []byte, ev zk.Event) []byte {
+func appendWatchEvent(b []byte, ev zk.Event) []byte {
 	b = strconv.AppendInt(b, int64(ev.Type), 10)
 	b = strconv.AppendInt(append(b, ' '), int64(ev.State), 10)
 	b = append(append(b, ' '), ev.Path...)
@@ -171,44 +171,44 @@ func appendEvent(b []byte, ev zk.Event) []byte {
 	return append(b, '\n')
 }
 
-func appendRequest(b []byte, r *request) []byte {
+func appendFullRequest(b []byte, r *request) []byte {
 	b = append(b, r.String()...)
 	b = strconv.AppendBool(append(b, " watch="...), r.watch)
 	b = strconv.AppendInt(append(b, " v="...), int64(r.version), 10)
-	b = appendACL(b, r.acl)
+	b = appendACLs(b, r.acl)
 	if len(r.ops) > 0 {
 		b = fmt.Appendf(b, " ops=%+v", r.ops)
 	}
 	return b
 }
 
-func appendResult(b []byte, res result) []byte {
+func appendFullResult(b []byte, res result) []byte {
 	b = strconv.AppendInt(b, res.zxid, 10)
 	if res.err != nil {
 		b = append(append(b, " err="...), res.err.Error()...)
 	}
 	b = append(append(b, ' '), res.path...)
 	b = strconv.AppendQuote(append(b, ' '), string(res.data))
-	b = appendStat(b, res.stat)
+	b = appendFullStat(b, res.stat)
 	for _, ch := range res.children {
 		b = append(append(b, ' '), ch...)
 	}
 	if len(res.multi) > 0 {
 		b = fmt.Appendf(b, " multi=%+v", res.multi)
 	}
-	b = appendACL(b, res.acl)
+	b = appendACLs(b, res.acl)
 	b = strconv.AppendInt(append(b, " n="...), int64(res.number), 10)
 	return strconv.AppendBool(append(b, ' '), res.noReply)
 }
 
-func appendStat(b []byte, s zk.Stat) []byte {
+func appendFullStat(b []byte, s zk.Stat) []byte {
 	for _, v := range []int64{s.Czxid, s.Mzxid, s.Ctime, s.Mtime, int64(s.Version), int64(s.Cversion), int64(s.Aversion), s.EphemeralOwner, int64(s.DataLength), int64(s.NumChildren), s.Pzxid} {
 		b = strconv.AppendInt(append(b, ' '), v, 10)
 	}
 	return b
 }
 
-func appendACL(b []byte, acl []zk.ACL) []byte {
+func appendACLs(b []byte, acl []zk.ACL) []byte {
 	for _, a := range acl {
 		b = strconv.AppendInt(append(b, " acl="...), int64(a.Perms), 10)
 		b = append(append(append(append(b, ':'), a.Scheme...), ':'), a.ID...)

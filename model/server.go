@@ -168,8 +168,17 @@ func (s *Server) record(c *Conn, kind, format string, args ...any) {
 	if s.cfg.observer == nil {
 		return
 	}
+	s.recordText(c, kind, detail(format, args))
+}
+
+// recordText is record of a Detail already made: the hottest records' callers make it without boxing their
+// arguments.
+func (s *Server) recordText(c *Conn, kind, text string) {
+	if s.cfg.observer == nil {
+		return
+	}
 	s.seq++
-	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: detail(format, args), Step: s.inStep}
+	r := Record{Seq: s.seq, Elapsed: time.Duration(s.core.now-s.cfg.start.UnixMilli()) * time.Millisecond, Kind: kind, Detail: text, Step: s.inStep}
 	if c != nil {
 		r.Client, r.Session = c.id, c.session
 	}
@@ -521,7 +530,7 @@ func (s *Server) flushOutgoing() {
 		if len(c.outgoing) == 0 {
 			continue
 		}
-		slices.SortStableFunc(c.outgoing, func(a, b *call) int { return strings.Compare(a.req.String(), b.req.String()) })
+		slices.SortStableFunc(c.outgoing, func(a, b *call) int { return strings.Compare(a.String(), b.String()) })
 		for _, cl := range c.outgoing {
 			if c.connected {
 				c.sent = append(c.sent, cl)
@@ -529,7 +538,7 @@ func (s *Server) flushOutgoing() {
 				c.queued = append(c.queued, cl)
 			}
 			if s.cfg.observer != nil {
-				s.record(c, "send", "%s", cl.req)
+				s.recordText(c, "send", cl.String())
 			}
 		}
 		c.outgoing = c.outgoing[:0]
@@ -539,48 +548,53 @@ func (s *Server) flushOutgoing() {
 // Pending returns the steps that make progress — Apply, Deliver and Reconnect, in client order, then
 // StartServer for each stopped server — that can be taken now. Taking only these, in any order, until none
 // is left, is a fault-free run.
-func (s *Server) Pending() []Step {
+func (s *Server) Pending() []Step { return s.AppendPending(nil) }
+
+// AppendPending appends the steps Pending returns to dst and returns the extended slice: a scheduler that
+// asks at every decision can reuse one buffer.
+func (s *Server) AppendPending(dst []Step) []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushOutgoing()
-	var out []Step
 	for _, c := range s.clients {
-		for _, k := range []StepKind{Apply, Deliver, Reconnect} {
+		for _, k := range [...]StepKind{Apply, Deliver, Reconnect} {
 			if s.can(c, k) {
-				out = appendStep(out, Step{Kind: k, Client: c.id})
+				dst = appendStep(dst, Step{Kind: k, Client: c.id})
 			}
 		}
 	}
 	for i, down := range s.ens.down {
 		if down {
-			out = append(out, Step{Kind: StartServer, Server: i})
+			dst = append(dst, Step{Kind: StartServer, Server: i})
 		}
 	}
-	return out
+	return dst
 }
 
 // Faults returns the fault steps — LoseRequest, LoseReply, Disconnect and ExpireSession in client order,
 // then, in an ensemble (WithEnsemble), StopServer for each running server — that can be taken now.
-func (s *Server) Faults() []Step {
+func (s *Server) Faults() []Step { return s.AppendFaults(nil) }
+
+// AppendFaults appends the steps Faults returns to dst and returns the extended slice, as AppendPending does.
+func (s *Server) AppendFaults(dst []Step) []Step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushOutgoing()
-	var out []Step
 	for _, c := range s.clients {
-		for _, k := range []StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
+		for _, k := range [...]StepKind{LoseRequest, LoseReply, Disconnect, ExpireSession} {
 			if s.can(c, k) {
-				out = appendStep(out, Step{Kind: k, Client: c.id})
+				dst = appendStep(dst, Step{Kind: k, Client: c.id})
 			}
 		}
 	}
 	if s.ens.size() > 1 {
 		for i, down := range s.ens.down {
 			if !down {
-				out = append(out, Step{Kind: StopServer, Server: i})
+				dst = append(dst, Step{Kind: StopServer, Server: i})
 			}
 		}
 	}
-	return out
+	return dst
 }
 
 // appendStep is append, starting with room for a few: a checker asks for the steps at every decision.
@@ -672,7 +686,9 @@ func (s *Server) apply(c *Conn) {
 	res, notes := s.core.apply(c.session, cl.req)
 	s.noteRead(c.servedBy(), cl.req, res)
 	if s.cfg.observer != nil {
-		s.record(c, "apply", "%s -> %s", cl.req, describeResult(cl.req, res))
+		text := cl.String()
+		b := make([]byte, 0, len(text)+48)
+		s.recordText(c, "apply", string(appendResult(append(append(b, text...), " -> "...), cl.req, res)))
 	}
 	// The server sends the notifications a transaction fires before its reply, to every session.
 	s.route(notes)
@@ -686,40 +702,52 @@ func (s *Server) apply(c *Conn) {
 }
 
 func describeResult(r *request, res result) string {
-	var b strings.Builder
+	return string(appendResult(nil, r, res))
+}
+
+// appendResult appends describeResult's text to b.
+func appendResult(b []byte, r *request, res result) []byte {
 	switch {
 	case r.op == opExists && res.err == zk.ErrNoNode:
-		b.WriteString("false") // not an error to the caller: exists says the node is not there
+		b = append(b, "false"...) // not an error to the caller: exists says the node is not there
 	case res.err != nil && r.op != opMulti:
-		fmt.Fprintf(&b, "error %q", res.err)
+		b = fmt.Appendf(b, "error %q", res.err)
 	case r.op == opCreate || r.op == opSync:
-		b.WriteString(res.path)
+		b = append(b, res.path...)
 	case r.op == opGetChildren: // fmt's "%v", without fmt: a checker's run renders many
-		b.WriteString("[" + strings.Join(res.children, " ") + "]")
+		b = append(b, '[')
+		for i, c := range res.children {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, c...)
+		}
+		b = append(b, ']')
 	case r.op == opGetData:
-		fmt.Fprintf(&b, "%q version=%d", res.data, res.stat.Version)
+		b = fmt.Appendf(b, "%q version=%d", res.data, res.stat.Version)
 	case r.op == opExists:
-		b.WriteString("true version=" + strconv.FormatInt(int64(res.stat.Version), 10) + " czxid=" + strconv.FormatInt(res.stat.Czxid, 10))
+		b = strconv.AppendInt(append(b, "true version="...), int64(res.stat.Version), 10)
+		b = strconv.AppendInt(append(b, " czxid="...), res.stat.Czxid, 10)
 	case r.op == opSetData:
-		b.WriteString("version=" + strconv.FormatInt(int64(res.stat.Version), 10) + " czxid=" + strconv.FormatInt(res.stat.Czxid, 10))
+		b = strconv.AppendInt(append(b, "version="...), int64(res.stat.Version), 10)
+		b = strconv.AppendInt(append(b, " czxid="...), res.stat.Czxid, 10)
 	case r.op == opMulti:
 		for i, m := range res.multi {
 			if i > 0 {
-				b.WriteString(", ")
+				b = append(b, ", "...)
 			}
 			if m.Error != nil {
-				fmt.Fprintf(&b, "error %q", m.Error)
+				b = fmt.Appendf(b, "error %q", m.Error)
 			} else if m.String != "" {
-				b.WriteString(m.String)
+				b = append(b, m.String...)
 			} else {
-				b.WriteString("ok")
+				b = append(b, "ok"...)
 			}
 		}
 	default:
-		b.WriteString("ok")
+		b = append(b, "ok"...)
 	}
-	fmt.Fprintf(&b, " zxid=%d", res.zxid)
-	return b.String()
+	return strconv.AppendInt(append(b, " zxid="...), res.zxid, 10)
 }
 
 // popFront removes a queue's first item and keeps its backing array, so that the queue's next appends reuse it
@@ -753,12 +781,12 @@ func (s *Server) deliver(c *Conn) {
 		ch := c.registerWatch(it.call.req, res.err)
 		c.rememberAuth(it.call.req, res.err)
 		if s.cfg.observer != nil {
-			s.record(c, "reply", "%s", it.call.req.op)
+			s.recordText(c, "reply", it.call.req.op.String())
 		}
 		c.finish(it.call, res, ch)
 	default:
 		if s.cfg.observer != nil {
-			s.record(c, "event", "%s %s", it.event.Type, it.event.Path)
+			s.recordText(c, "event", it.event.Type.String()+" "+it.event.Path)
 		}
 		c.sendEvent(it.event)
 		c.notifyWatches(it.event)

@@ -381,6 +381,9 @@ func transient(err error) bool {
 // for the request it was sending when the connection failed under it, part of which may
 // have reached the server.
 func lostReply(err error) bool {
+	if err == nil {
+		return false // the common case, without errors.As's allocation
+	}
 	var op *net.OpError
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.As(err, &op) && op.Op == "write"
 }

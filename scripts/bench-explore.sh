@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench-explore.sh BASE [ROUNDS]: the checker's speed per core, this work tree against commit BASE, side by
 # side in one run. It checks BASE out in a temporary git worktree, copies this tree's
-# check/bench_explore_test.go into it (BenchmarkExplore uses only what package check had at e4ea55a), builds
+# check/bench_explore_test.go into it, with check/bench_helpers_test.go when BASE lacks its inTest
+# (BenchmarkExplore uses only what package check had at e4ea55a besides), builds
 # both packages' test binaries, and runs BenchmarkExplore on one core (-test.cpu=1, the same seeds)
 # alternately — base then head, head then base, and so on for ROUNDS rounds (default 5), so that the load
 # of a shared machine falls on both alike. It prints, per row, the median interleavings per second of each
@@ -30,6 +31,8 @@ trap 'exit 130' INT TERM
 
 git worktree add --quiet --detach "$tmp/base" "$base_commit"
 cp check/bench_explore_test.go "$tmp/base/check/"
+# BenchmarkExplore runs its explorations with inTest (check/bench_helpers_test.go): copy it too when BASE has none.
+grep -qs '^func inTest(' "$tmp"/base/check/*_test.go || cp check/bench_helpers_test.go "$tmp/base/check/"
 echo "building check's test binaries: base $(git rev-parse --short "$base_commit"), head $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' with uncommitted changes')" >&2
 (cd "$tmp/base" && "$go" test -c -o "$tmp/base.test" ./check)
 "$go" test -c -o "$tmp/head.test" ./check
