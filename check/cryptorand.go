@@ -14,8 +14,11 @@ import (
 // is a dispatcher that gives each run a stream of its own, fixed by the run's seed: with one run at a
 // time, every read is that run's (the scheduler lets one client act at a time, so the clients read their
 // stream in a fixed order); with several workers' runs at once, a read is the run's whose client goroutine (or
-// scheduler) makes it, and a read by a goroutine no run started gets real randomness. When the last run
-// ends, the real Reader is put back.
+// scheduler) makes it, and a read by a goroutine no run started — or any read while no run is under way —
+// gets real randomness. The dispatcher is installed once, by the first run, and stays: crypto/rand.Reader is
+// a two-word interface that other goroutines read without a lock (recipe.newLock does), so writing it again
+// whenever runs start or end raced with those reads (go test -race on the RunZK tests reported it); a write
+// made once, before the first run starts its goroutines, happens before all of their reads.
 
 // runRand is one run's deterministic stream.
 type runRand struct {
@@ -28,6 +31,9 @@ func (rr *runRand) Read(p []byte) (int, error) {
 	defer rr.mu.Unlock()
 	return rr.r.Read(p)
 }
+
+// installDispatcher makes dispatchReader crypto/rand.Reader, once in the process's life.
+var installDispatcher sync.Once
 
 var cryptoRuns struct {
 	sync.Mutex
@@ -42,6 +48,11 @@ type dispatchReader struct{}
 func (dispatchReader) Read(p []byte) (int, error) {
 	cryptoRuns.Lock()
 	var rr *runRand
+	if len(cryptoRuns.active) == 0 {
+		real := cryptoRuns.real
+		cryptoRuns.Unlock()
+		return real.Read(p)
+	}
 	if len(cryptoRuns.active) == 1 {
 		for k := range cryptoRuns.active {
 			rr = k
@@ -58,18 +69,18 @@ func (dispatchReader) Read(p []byte) (int, error) {
 }
 
 // deterministicCryptoRand gives the run its stream of crypto/rand, seeded by the run's seed (installing the
-// dispatcher if no run has it), registers the calling goroutine as the run's, and returns what ends the run's
+// dispatcher if no run did before), registers the calling goroutine as the run's, and returns what ends the run's
 // use of it.
 func deterministicCryptoRand(seed uint64) (*runRand, func()) {
 	rr := &runRand{r: randReader{r: rand.New(rand.NewPCG(0x63727970746f, 0x7a6b6d6f64656c^seed))}}
-	cryptoRuns.Lock()
-	if cryptoRuns.active == nil {
+	installDispatcher.Do(func() {
+		cryptoRuns.Lock()
 		cryptoRuns.active, cryptoRuns.byG = map[*runRand]int{}, map[uint64]*runRand{}
-	}
-	if len(cryptoRuns.active) == 0 {
 		cryptoRuns.real = crand.Reader
+		cryptoRuns.Unlock()
 		crand.Reader = dispatchReader{}
-	}
+	})
+	cryptoRuns.Lock()
 	cryptoRuns.active[rr] = 0
 	cryptoRuns.Unlock()
 	leave := rr.enter()
@@ -78,9 +89,6 @@ func deterministicCryptoRand(seed uint64) (*runRand, func()) {
 		cryptoRuns.Lock()
 		defer cryptoRuns.Unlock()
 		delete(cryptoRuns.active, rr)
-		if len(cryptoRuns.active) == 0 {
-			crand.Reader = cryptoRuns.real
-		}
 	}
 }
 

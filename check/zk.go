@@ -1,7 +1,9 @@
 package check
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -26,7 +28,7 @@ func wireClients(f ZKFactory) clients {
 			// Not model.ConnectZK, which polls for the session on the clock: inside the bubble the handshake of
 			// a first connection happens at once, and synctest.Wait sees it through without time passing.
 			hosts := srv.Hosts()
-			conn, _, err := zk.Connect(hosts, sessionTimeout, zk.WithDialer(srv.Dialer()), zk.WithHostProvider(&ensembleHosts{srv: srv, hosts: hosts, next: i % len(hosts)}), zk.WithLogger(quiet{}))
+			conn, err := connectWire(srv, &ensembleHosts{srv: srv, hosts: hosts, next: i % len(hosts)})
 			if err != nil {
 				return 0, nil, err
 			}
@@ -48,6 +50,83 @@ func wireClients(f ZKFactory) clients {
 			wireIDs.Unlock()
 		},
 	}
+}
+
+// connectWire starts a go-zookeeper client on srv's in-process wire, with hosts as its host provider, as
+// zk.Connect does with nothing changed but the capacity its receive loop starts each connection with
+// (smallReceives).
+func connectWire(srv *model.Server, hosts zk.HostProvider) (*zk.Conn, error) {
+	var made *zk.Conn // set by an option, which zk.Connect applies before it starts the goroutines that dial
+	dial := srv.Dialer()
+	conn, _, err := zk.Connect(srv.Hosts(), sessionTimeout,
+		func(c *zk.Conn) { made = c },
+		zk.WithDialer(func(network, address string, timeout time.Duration) (net.Conn, error) {
+			nc, err := dial(network, address, timeout)
+			if err != nil {
+				return nil, err
+			}
+			return smallReceives(made, nc), nil
+		}),
+		zk.WithHostProvider(hosts), zk.WithLogger(quiet{}))
+	return conn, err
+}
+
+// receiveStart is the capacity go-zookeeper's receive loop starts a connection of the checker's clients
+// with: enough for every reply of the checker's workloads and of the recipes (a reply of one lock or
+// semaphore path's children, tens of bytes a child), where go-zookeeper's default is 1.5 MiB, allocated and
+// zeroed at every connection — with two connections a client and three clients a run it was half of a RunZK
+// run's CPU time (issue 28). A larger reply still arrives whole: the buffer grows to it, as go-zookeeper's
+// own does past 1.5 MiB.
+const receiveStart = 4 << 10
+
+// smallReceives makes conn's receive loop start nc, a connection its dialer has just opened, with a buffer
+// of receiveStart bytes instead of 1.5 MiB, and changes nothing it receives. go-zookeeper (v1.0.4) sizes that
+// buffer as min(1.5 MiB, the limit zk.WithMaxBufferSize sets) when the receive loop starts, and checks the
+// limit again only for a frame larger than the buffer, growing the buffer to the frame when there is no
+// limit (0, the default). So the limit is receiveStart from the dial (on the connecting goroutine, while no
+// receive loop runs: the previous connection's has ended) until the handshake's reply has been read, and 0
+// (no limit, as for any client) from the receive loop's first read on, set by the receive loop's own
+// goroutine. The handshake's reply is read with a buffer of its own, which ignores the limit.
+//
+// It relies on go-zookeeper's receive loop as v1.0.4 has it; TestWireClientsReceiveRepliesOfAnySize fails if
+// an upgrade changes it so that a limit stays.
+func smallReceives(conn *zk.Conn, nc net.Conn) net.Conn {
+	zk.WithMaxBufferSize(receiveStart)(conn)
+	return &handshakeCounter{Conn: nc, zc: conn, left: -1}
+}
+
+// handshakeCounter counts the bytes of the handshake's reply as go-zookeeper reads them (its length, then
+// the reply); the first read after them is the receive loop's, which lifts the limit.
+type handshakeCounter struct {
+	net.Conn
+	zc     *zk.Conn
+	header [4]byte
+	got    int // bytes of the length read so far
+	left   int // bytes of the reply still to read; -1 until the length is known
+}
+
+func (h *handshakeCounter) Read(b []byte) (int, error) {
+	if h.zc == nil {
+		return h.Conn.Read(b)
+	}
+	if h.left == 0 {
+		zk.WithMaxBufferSize(0)(h.zc) // the receive loop's goroutine: no limit from now on, as by default
+		h.zc = nil
+		return h.Conn.Read(b)
+	}
+	n, err := h.Conn.Read(b)
+	for _, c := range b[:n] {
+		switch {
+		case h.left < 0:
+			h.header[h.got] = c
+			if h.got++; h.got == 4 {
+				h.left = int(binary.BigEndian.Uint32(h.header[:]))
+			}
+		case h.left > 0:
+			h.left--
+		}
+	}
+	return n, err
 }
 
 // ensembleHosts is the host provider of RunZK's clients: always one more server to try. go-zookeeper given a

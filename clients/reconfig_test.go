@@ -3,8 +3,6 @@ package clients
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -49,30 +47,12 @@ func reconfigTargets(ctx context.Context, t *testing.T) []reconfigTarget {
 	fake, stop := startServe(ctx, t, "-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-control", "127.0.0.1:0",
 		"-reconfig", "-super-digest", digest, "-4lw-whitelist", "*")
 	t.Cleanup(stop)
-	control := func(what string) func(int) error {
-		return func(i int) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/%s?server=%d", fake.Control, what, i), nil)
-			if err != nil {
-				return err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return fmt.Errorf("zkmodel serve: POST /%s?server=%d: %w", what, i, err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				body, _ := io.ReadAll(resp.Body)
-				return fmt.Errorf("zkmodel serve: POST /%s?server=%d: %s: %s", what, i, resp.Status, body)
-			}
-			return nil
-		}
-	}
 	// The stand-in as go-zookeeper's harness starts it: zoo.cfg with reconfigEnabled, the super digest in
 	// SERVER_JVMFLAGS, a server stopped by SIGKILL and started by running zkServer.sh again.
 	standin := startStandin(ctx, t, 3, "-D"+realzk.SuperDigestProperty+"="+digest, "reconfigEnabled=true")
 	return []reconfigTarget{
 		{"real, reconfigEnabled=true", real.Addrs(), real.Kill, func(i int) error { return real.Restart(ctx, i) }},
-		{"zkmodel serve -reconfig", strings.Split(fake.Addr, ","), control("stop"), control("start")},
+		{"zkmodel serve -reconfig", strings.Split(fake.Addr, ","), serveControl(ctx, fake.Control, "stop"), serveControl(ctx, fake.Control, "start")},
 		{"zkServer.sh stand-in, reconfigEnabled=true", standin.addrs, standin.stop, func(i int) error { return standin.start(ctx, i) }},
 	}
 }

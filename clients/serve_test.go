@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -81,6 +84,27 @@ func TestZkmodelServeEnsembleFromPython(t *testing.T) {
 
 // serveAddrs is `zkmodel serve`'s startup line.
 type serveAddrs struct{ Addr, Control string }
+
+// serveControl returns a call of `zkmodel serve`'s control endpoint at control that POSTs /what?server=i
+// ("stop" or "start") and fails unless it answers 200 OK.
+func serveControl(ctx context.Context, control, what string) func(i int) error {
+	return func(i int) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/%s?server=%d", control, what, i), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("zkmodel serve: POST /%s?server=%d: %w", what, i, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("zkmodel serve: POST /%s?server=%d: %s: %s", what, i, resp.Status, body)
+		}
+		return nil
+	}
+}
 
 // startServe builds and starts `zkmodel serve` with args and returns its
 // addresses and a stop that sends SIGTERM and checks it exits with 0.

@@ -145,6 +145,7 @@ var startCases = []startCase{
 		files: map[string]string{"data/myid": "1\n"}, want: "exit 2", standIn: "initLimit is not set"},
 	// Booleans are true or false, nothing else ("Invalid option yes for standaloneEnabled").
 	{name: "standaloneEnabled=yes", cfg: zooCfg("clientPort={p0}", "standaloneEnabled=yes"), want: "exit 2", standIn: "standaloneEnabled"},
+	{name: "localSessionsEnabled=yes", cfg: zooCfg("clientPort={p0}", "localSessionsEnabled=yes"), want: "exit 2", standIn: "localSessionsEnabled"},
 	{name: "clientPortAddress without clientPort", cfg: zooCfg("clientPortAddress=127.0.0.1"), want: "exit 2", standIn: "clientPort is not set"},
 }
 

@@ -50,6 +50,13 @@ type Config struct {
 	FourLetterWords string
 	// ReconfigEnabled is reconfigEnabled.
 	ReconfigEnabled bool
+	// ReadOnlyMode is the system property readonlymode.enabled=true (-D only: 3.8 reads no zoo.cfg key for it;
+	// a zoo.cfg line readonlymode.enabled=true becomes zookeeper.readonlymode.enabled, which nothing reads —
+	// measured): a server of an ensemble without a quorum serves read-only sessions.
+	ReadOnlyMode bool
+	// LocalSessions is localSessionsEnabled: a read-only server gives read-only sessions (local ones) rather
+	// than answering their connect requests with NotReadOnly.
+	LocalSessions bool
 	// SkipACL is zookeeper.skipACL=yes: skipACL=yes in zoo.cfg (which a real server makes that system
 	// property, overriding -Dzookeeper.skipACL) or the JVM flag. Nothing but "yes" turns it on, as in Java.
 	SkipACL bool
@@ -202,6 +209,11 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	}
 	if p, ok := get("reconfigEnabled"); ok {
 		if c.ReconfigEnabled, err = parseBool(p); err != nil {
+			return Config{}, err
+		}
+	}
+	if p, ok := get("localSessionsEnabled"); ok {
+		if c.LocalSessions, err = parseBool(p); err != nil {
 			return Config{}, err
 		}
 	}
@@ -384,6 +396,8 @@ func (c *Config) applyJVMFlags(props []systemProperty) error {
 			c.FourLetterWords = v
 		case "zookeeper.skipACL":
 			c.SkipACL = v == "yes"
+		case "readonlymode.enabled":
+			c.ReadOnlyMode = strings.EqualFold(v, "true") // Boolean.getBoolean
 		case "zookeeper.extendedTypesEnabled":
 			c.ExtendedTypes = strings.EqualFold(v, "true")
 		case "zookeeper.emulate353TTLNodes":

@@ -162,7 +162,8 @@ func (s *Server) Members() int {
 }
 
 // Mode returns server i's mode as ZooKeeper's "srvr" command names it: "leader", "follower" or
-// "standalone"; "not serving" for a running server without a majority ("This ZooKeeper instance is not
+// "standalone"; "read-only" for a running server without a majority in read-only mode (WithReadOnlyMode);
+// "not serving" for one without ("This ZooKeeper instance is not
 // currently serving requests"); "stopped" for a stopped one.
 func (s *Server) Mode(i int) (string, error) {
 	s.mu.Lock()
@@ -173,6 +174,8 @@ func (s *Server) Mode(i int) (string, error) {
 	switch {
 	case s.ens.down[i]:
 		return "stopped", nil
+	case s.readOnlyMember(i):
+		return "read-only", nil
 	case s.ens.leader < 0:
 		return "not serving", nil
 	case s.ens.size() == 1:
@@ -325,6 +328,7 @@ func (s *Server) stopMember(i int) {
 		ln.Close()
 	}
 	s.ens.listeners[i] = nil
+	s.endReadOnlySessions([]int{i}) // its local sessions die with it
 	dropped := s.dropMember(i, fmt.Sprintf("server s%d stopped", i))
 	quorum, _ := s.quorum()
 	switch {
@@ -363,6 +367,7 @@ func (s *Server) startMember(i int) error {
 		}
 	}
 	if quorum, _ := s.quorum(); s.ens.leader < 0 && quorum {
+		s.readOnlyEnds(s.othersRunning(i))
 		s.elect()
 		s.record(nil, "start", "server s%d started: quorum back, s%d leads, session deadlines restart", i, s.ens.leader)
 		return nil

@@ -107,14 +107,17 @@ func (s *Server) answerWord(l *wireLink, word string, arg []byte) (string, bool)
 		return word + " is not executed because it is not in the whitelist.\n", true
 	}
 	i := l.member
-	serving := s.ens.serving(i)
+	serving := s.ens.serving(i) || s.readOnlyMember(i)
 	switch word {
 	case "ruok":
 		return "imok", true
 	case "envi":
 		return envi(), true
 	case "isro":
-		if !serving {
+		switch {
+		case s.readOnlyMember(i):
+			return "ro", true
+		case !serving:
 			return "null", true
 		}
 		return "rw", true
@@ -136,12 +139,12 @@ func (s *Server) answerWord(l *wireLink, word string, arg []byte) (string, bool)
 		return v.srvr(), true
 	case "stat":
 		var b strings.Builder
-		fmt.Fprintf(&b, "Zookeeper version: %s\nClients:\n", zkVersion)
+		fmt.Fprintf(&b, "Zookeeper version: %s\n%sClients:\n", zkVersion, v.readOnlyLine())
 		for _, c := range v.conns {
 			b.WriteString(c.brief() + "\n")
 		}
 		b.WriteString("\n")
-		b.WriteString(strings.SplitN(v.srvr(), "\n", 2)[1])
+		b.WriteString(v.srvrFigures())
 		return b.String(), true
 	case "cons":
 		var b strings.Builder
@@ -303,6 +306,8 @@ func (s *Server) memberView(l *wireLink) memberView {
 	i := l.member
 	v := memberView{member: i, fig: s.core.figures(), watches: map[int64][]string{}, now: s.core.now}
 	switch {
+	case s.readOnlyMember(i):
+		v.mode = "read-only"
 	case s.ens.size() == 1:
 		v.mode = "standalone"
 	case s.ens.leader == i:
@@ -377,8 +382,24 @@ func remoteAddr(nc net.Conn) string {
 // srvr formats the srvr answer. Latencies and packet counts are not modelled: they are 0.
 func (v memberView) srvr() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Zookeeper version: %s\nLatency min/avg/max: 0/0.0/0\nReceived: 0\nSent: 0\nConnections: %d\nOutstanding: 0\nZxid: %#x\nMode: %s\nNode count: %d\n",
-		zkVersion, len(v.conns), v.fig.zxid, v.mode, v.fig.nodes)
+	fmt.Fprintf(&b, "Zookeeper version: %s\n%s", zkVersion, v.readOnlyLine())
+	b.WriteString(v.srvrFigures())
+	return b.String()
+}
+
+// readOnlyLine is the line srvr and stat add after the version on a read-only server (measured).
+func (v memberView) readOnlyLine() string {
+	if v.mode == "read-only" {
+		return "READ-ONLY mode; serving only read-only clients\n"
+	}
+	return ""
+}
+
+// srvrFigures is srvr's answer after its version lines, which stat ends with too.
+func (v memberView) srvrFigures() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Latency min/avg/max: 0/0.0/0\nReceived: 0\nSent: 0\nConnections: %d\nOutstanding: 0\nZxid: %#x\nMode: %s\nNode count: %d\n",
+		len(v.conns), v.fig.zxid, v.mode, v.fig.nodes)
 	if v.mode == "leader" {
 		b.WriteString("Proposal sizes last/min/max: -1/-1/-1\n")
 	}
@@ -597,11 +618,14 @@ var (
 	mntrLeader string
 	//go:embed flwdata/mntr-follower.txt
 	mntrFollower string
+	//go:embed flwdata/mntr-readonly.txt
+	mntrReadOnly string
 )
 
 // mntr formats the monitoring figures, tab-separated, from the fresh server's template.
 func (s *Server) mntr(v memberView) string {
-	template := map[string]string{"standalone": mntrStandalone, "leader": mntrLeader, "follower": mntrFollower, "observer": mntrFollower}[v.mode]
+	template := map[string]string{"standalone": mntrStandalone, "leader": mntrLeader, "follower": mntrFollower, "observer": mntrFollower,
+		"read-only": mntrReadOnly}[v.mode]
 	uptime := v.now - s.cfg.start.UnixMilli()
 	followers := 0
 	var sids []int

@@ -31,6 +31,7 @@ type Server struct {
 	// sessionSets are the session expiry buckets sessions have left since (cnxnexpiry.go: dump lists them
 	// until they pass).
 	sessionSets map[int64]bool
+	roSessions  map[int64]int // read-only (local) sessions and the member each is on (readonly.go)
 }
 
 type config struct {
@@ -51,6 +52,9 @@ type config struct {
 	reconfig    bool             // WithReconfig
 	skipACL     bool             // WithSkipACL
 	enforceAuth []string         // WithEnforceAuth: the schemes a connection must hold one of
+
+	readOnly      bool // WithReadOnlyMode
+	localSessions bool // WithLocalSessions
 
 	fourLetterWords []string // WithFourLetterWords; nil: DefaultFourLetterWords
 }

@@ -54,6 +54,7 @@ type wireLink struct {
 	slot     *Conn             // the client it belongs to, once known (a Dialer knows it up front)
 	member   int               // the ensemble's server it is a connection to
 	readOnly bool              // the connect request carried the readOnly byte: the response carries one too
+	lingers  bool              // answered NotReadOnly in place of a session: open until the client sends more (readonly.go); guarded by Server.mu
 	expiry   int64             // its connection expiry bucket (cnxnexpiry.go); guarded by Server.mu
 	sasl     *digestmd5.Server // the connection's SASL exchange, once its first sasl request came; guarded by Server.mu
 	mu       sync.Mutex        // guards the fields below
@@ -341,6 +342,7 @@ func (l *wireLink) readLoop() {
 		if err != nil {
 			l.abort()
 		}
+		l.linger()
 		s.forget(l)
 		return
 	}
@@ -447,11 +449,8 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		l.abort()
 		return false
 	}
-	if !s.ens.serving(l.member) {
-		// A server without a quorum reads the connect request and closes the connection (measured:
-		// go-zookeeper logs "authentication failed: EOF"); a stopped one does not get this far.
-		s.record(l.slot, "connect", "refused: server s%d is not serving (no quorum)", l.member)
-		l.closeAfterFlush()
+	readOnly := !s.ens.serving(l.member)
+	if readOnly && !s.readOnlyConnect(l, req) {
 		return false
 	}
 	if req.LastZxidSeen > s.core.zxid {
@@ -471,6 +470,9 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		}
 		slot.session = s.core.createSession(timeout)
 		s.record(slot, "connect", "session %#x timeout=%s", slot.session, timeout)
+		if readOnly {
+			s.openedReadOnly(slot, l.member)
+		}
 	} else {
 		sess, alive := s.core.sessions[req.SessionID]
 		owner := s.owner(req.SessionID)
@@ -496,7 +498,7 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	slot.connected, slot.closing = true, false
 	s.touchLink(l)                                 // the connection now expires with its session's timeout
 	s.core.resetAuth(slot.session, remoteIP(l.nc)) // a new connection: the client sends its credentials again
-	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session)})
+	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session), ReadOnly: readOnly})
 	return true
 }
 
@@ -782,6 +784,8 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 		}
 		w.frame = replyFrame(w.xid, s.core.zxid, -5, nil)
 		detail = "error marshalling"
+	case s.readOnlyHandles(c, w.op):
+		detail, hangUp = s.applyReadOnly(c, cl)
 	case cl.req != nil:
 		detail = s.applyCore(c, cl)
 		hangUp = cl.req.op == opCloseSession

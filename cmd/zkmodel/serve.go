@@ -44,6 +44,8 @@ type options struct {
 	reconfig          bool          // -reconfig: reconfigEnabled=true
 	skipACL           bool          // -skip-acl: zookeeper.skipACL=yes
 	enforceAuth       []string      // -enforce-auth: the schemes enforce.auth.schemes requires (nil: none)
+	readOnly          readOnlyFlags // -readonly-mode, -local-sessions
+	clock             string        // -clock: clockVirtual or clockWall
 	secureAddr        string        // -secure-addr: TLS client addresses, one per -addr address ("": none)
 	tls               keystore.Settings
 	tlsConfig         *tls.Config  // what -keystore and the other TLS flags make
@@ -76,7 +78,8 @@ addresses make an emulated ensemble: one state, one server per address
   GET  /sessions             live sessions (JSON)
   POST /expire?session=0x…   expire a session
   POST /drop?session=0x…     sever a session's TCP connections
-  POST /advance?by=5s        move the virtual clock forward
+  POST /advance?by=5s        move the virtual clock forward (by this much more,
+                             with -clock wall)
   GET  /dump                 the whole state as text
   GET  /servers              each server's address and mode (JSON)
   POST /stop?server=1        stop server 1 as if killed: its connections close,
@@ -100,6 +103,20 @@ With -secure-addr (one address per -addr server), TLS clients connect there,
 as to a ZooKeeper 3.8 secureClientPort: the key store (PKCS12, JKS or PEM) and
 trust store as ssl.keyStore.* and ssl.trustStore.*, TLSv1.2, a client
 certificate required unless -client-auth says otherwise.
+
+The clock is virtual: it starts at 2026-01-01T00:00:00Z and only POST
+/advance moves it, so sessions of clients that went away, TTL nodes and empty
+containers stay until a test advances it. With -clock wall it follows the wall
+clock from now, as a real server's and the stand-in's do: a TTL node of 1 ms
+goes at the container manager's next pass (-container-check-interval, 1 minute
+by default as znode.container.checkIntervalMs).
+
+With -readonly-mode (readonlymode.enabled=true), a server of an ensemble
+without a quorum (POST /stop the others) is read-only: a client that allows
+read-only (kazoo's read_only=True, zkCli.sh -r) gets a read-only session with
+-local-sessions (localSessionsEnabled=true; without it the connect request is
+answered with NotReadOnly), reads are served and writes get NotReadOnly
+(-119); isro answers ro. When the quorum comes back, its connections close.
 
 With -jaas, the users of the JAAS file's Server section log in by SASL
 DIGEST-MD5 (kazoo's sasl_options, a Java client's JAAS Client section), as on
@@ -130,6 +147,8 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes, as zookeeper.extendedTypesEnabled=true")
 	fs.BoolVar(&o.reconfig, "reconfig", false, "allow dynamic reconfiguration (the super user's, or whoever may write /zookeeper/config), as reconfigEnabled=true")
 	fs.BoolVar(&o.skipACL, "skip-acl", false, "check no ACL (anyone may do anything, reconfig too), as zookeeper.skipACL=yes")
+	o.readOnly.register(fs)
+	fs.StringVar(&o.clock, "clock", clockVirtual, "virtual: the clock moves only by POST /advance; wall: it follows the wall clock from now, as a real server's (sessions expire, TTL nodes and containers go on time)")
 	fs.StringVar(&o.secureAddr, "secure-addr", "", "`host:port` TLS clients connect to, one per -addr address (comma-separated), as secureClientPort; needs -keystore")
 	fs.StringVar(&o.tls.KeyStore, "keystore", "", "the secure port's key store `file` (PKCS12, JKS or PEM), as ssl.keyStore.location")
 	fs.StringVar(&o.tls.KeyStorePassword, "keystore-password", "", "its password, as ssl.keyStore.password")
@@ -177,6 +196,9 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	}
 	if o.containerInterval < time.Millisecond {
 		return o, fmt.Errorf("%w: -container-check-interval %v: want at least 1ms", errUsage, o.containerInterval)
+	}
+	if err := checkClock(o.clock); err != nil {
+		return o, err
 	}
 	words, err := parseWhitelist(*whitelist)
 	if err != nil {
@@ -367,6 +389,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts := []model.Option{model.WithSeed(o.seed), model.WithTickTime(o.tick), model.WithEnsemble(len(clients)),
 		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...), o.saslOption}
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
+	opts = append(opts, o.readOnly.options()...)
 	if o.enforceAuth != nil {
 		opts = append(opts, model.WithEnforceAuth(o.enforceAuth...))
 	}
@@ -378,6 +401,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				ClientHost: a.IP.String(), ClientPort: a.Port}
 		}
 		opts = append(opts, model.WithMembers(members...))
+	}
+	if o.clock == clockWall {
+		opts = append(opts, model.WithStartTime(time.Now()))
 	}
 	srv := model.NewServer(opts...)
 	backends, err := srv.ListenEnsemble(len(clients))
@@ -406,6 +432,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	httpSrv := &http.Server{Handler: g.controlHandler(), ReadHeaderTimeout: 10 * time.Second}
 
 	var wg sync.WaitGroup
+	if o.clock == clockWall {
+		wg.Add(1)
+		go func() { defer wg.Done(); followWallClock(ctx, srv, o.tick) }()
+	}
 	for i, l := range clients {
 		g.startServing(i, l)
 	}

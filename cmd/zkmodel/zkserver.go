@@ -355,6 +355,12 @@ func settingsArgs(cfg dropin.Config) []string {
 	if cfg.SkipACL {
 		args = append(args, "-skip-acl")
 	}
+	if cfg.ReadOnlyMode {
+		args = append(args, "-readonly-mode")
+	}
+	if cfg.LocalSessions {
+		args = append(args, "-local-sessions")
+	}
 	if len(cfg.EnforceAuthSchemes) > 0 {
 		args = append(args, "-enforce-auth", strings.Join(cfg.EnforceAuthSchemes, ","))
 	}

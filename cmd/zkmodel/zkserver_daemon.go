@@ -41,6 +41,7 @@ type daemonOptions struct {
 	linger            time.Duration
 	reconfig          bool                   // reconfigEnabled
 	skipACL           bool                   // zookeeper.skipACL=yes
+	readOnly          readOnlyFlags          // readonlymode.enabled, localSessionsEnabled
 	enforceAuth       string                 // the schemes enforce.auth requires, comma-separated ("": none)
 	servers           []model.EnsembleMember // the server.N lines (nil: -members servers of the model's default configuration)
 }
@@ -91,6 +92,7 @@ func (o *daemonOptions) registerSettings(fs *flag.FlagSet) {
 	o.sasl.register(fs)
 	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
 	fs.BoolVar(&o.skipACL, "skip-acl", false, "zookeeper.skipACL=yes")
+	o.readOnly.register(fs)
 	fs.StringVar(&o.enforceAuth, "enforce-auth", "", "the schemes enforce.auth.schemes requires, comma-separated (empty: none)")
 }
 
@@ -99,6 +101,7 @@ func (o *daemonOptions) settingsOptions() ([]model.Option, error) {
 	opts := []model.Option{model.WithContainerCheckInterval(o.containerInterval),
 		model.WithSessionTimeouts(o.minSession, o.maxSession), model.WithFourLetterWords(whitelistOf(o.fourLetterWords)...)}
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
+	opts = append(opts, o.readOnly.options()...)
 	if o.enforceAuth != "" {
 		opts = append(opts, model.WithEnforceAuth(strings.Split(o.enforceAuth, ",")...))
 	}
@@ -161,7 +164,7 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); d.clock(ctx) }()
+	go func() { defer wg.Done(); followWallClock(ctx, d.srv, d.o.tick) }()
 	go func() {
 		defer wg.Done()
 		<-ctx.Done()
@@ -194,24 +197,6 @@ func runDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 
 func (d *daemon) logf(format string, args ...any) {
 	fmt.Fprintf(d.log, "%s zkserver-daemon: %s\n", logTime(), fmt.Sprintf(format, args...))
-}
-
-// clock moves the model's virtual clock with the wall clock, so that sessions expire as on a real server.
-func (d *daemon) clock(ctx context.Context) {
-	t := time.NewTicker(min(d.o.tick/4, 50*time.Millisecond))
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			if elapsed := now.Sub(last); elapsed > 0 {
-				d.srv.Advance(elapsed)
-				last = now
-			}
-		}
-	}
 }
 
 // waitUnneeded returns once no process is attached and every dataDir is gone (true) or the linger time

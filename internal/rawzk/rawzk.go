@@ -553,7 +553,15 @@ func (c *Conn) SASL(ctx context.Context, token []byte) ([]byte, int64, error) {
 // an empty first token, the response to the server's challenge, and a check of its rspauth. A wrong password
 // is zk.ErrAuthFailed. The login lasts as long as the connection (the Conn does not repeat it).
 func (c *Conn) LoginDigestMD5(ctx context.Context, user, password string) error {
-	challenge, _, err := c.SASL(ctx, []byte{})
+	return loginDigestMD5(user, password, func(token []byte) ([]byte, error) {
+		out, _, err := c.SASL(ctx, token)
+		return out, err
+	})
+}
+
+// loginDigestMD5 is a SASL DIGEST-MD5 login as user, each token sent by sasl.
+func loginDigestMD5(user, password string, sasl func(token []byte) ([]byte, error)) error {
+	challenge, err := sasl([]byte{})
 	if err != nil {
 		return fmt.Errorf("rawzk: SASL login as %s: %w", user, err)
 	}
@@ -561,7 +569,7 @@ func (c *Conn) LoginDigestMD5(ctx context.Context, user, password string) error 
 	if err != nil {
 		return fmt.Errorf("rawzk: SASL login as %s: %w", user, err)
 	}
-	rspauth, _, err := c.SASL(ctx, response)
+	rspauth, err := sasl(response)
 	if err != nil {
 		return fmt.Errorf("rawzk: SASL login as %s: %w", user, err)
 	}
