@@ -15,7 +15,7 @@ import (
 // children in the order the server keeps them — and complete for what a step can read: every node with its
 // data, full stat, ACL and children's order; the sessions with their timeouts, last-heard times, ephemerals
 // and authentication; the watches; the clock, the zxid and the session-id counter; the container and TTL
-// reaper; the ensemble's running members; and each client's transport — its requests in flight, its replies
+// reaper; the ensemble's running members and read-only sessions; and each client's transport — its requests in flight, its replies
 // and events not yet delivered (with their whole content), its connection state and the watches it holds.
 // It is not a format: nothing parses it, and it may change with any version.
 
@@ -32,6 +32,11 @@ func (s *Server) AppendState(b []byte) []byte {
 	}
 	b = strconv.AppendInt(append(b, "leader "...), int64(s.ens.leader), 10)
 	b = append(b, '\n')
+	for _, id := range slices.Sorted(maps.Keys(s.roSessions)) {
+		b = strconv.AppendInt(append(b, "read-only session "...), id, 10)
+		b = strconv.AppendInt(append(b, ' '), int64(s.roSessions[id]), 10)
+		b = append(b, '\n')
+	}
 	for _, t := range slices.Sorted(maps.Keys(s.sessionSets)) {
 		b = strconv.AppendInt(append(b, "bucket "...), t, 10)
 		b = append(b, '\n')
