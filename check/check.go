@@ -156,8 +156,8 @@ type Config struct {
 	// drain, for Clients clients of Rounds rounds. A pass then holds for every such schedule. On a failure
 	// the trace is the shortest failing schedule (iterative deepening over Steps). See exhaustive.go.
 	Exhaustive bool
-	// NoReduction turns off the exhaustive mode's partial-order reduction (sleep sets), for comparison: the
-	// same verdicts, more schedules.
+	// NoReduction turns off the exhaustive mode's reductions — the depth-bounded search's sleep sets, the
+	// preemption-bounded search's state cache — for comparison: the same verdicts, more schedules.
 	NoReduction bool
 	// Preemptions, when positive, makes the exhaustive search one of complete runs under a preemption bound,
 	// as CHESS's: every schedule to quiescence (no Steps cut-off) that preempts a runnable client at most
@@ -285,7 +285,10 @@ type Report struct {
 	Schedules      int  // schedules run to the end and judged
 	Pruned         int  // schedules cut short by partial-order reduction: reorderings of judged ones
 	DecisionPoints int  // decision points visited (the search tree's inner nodes)
-	Exhausted      bool // every schedule within the bound was covered (false: a failure or the budget stopped it)
+	// States is how many distinct states the preemption-bounded search's state cache held (statecache.go);
+	// 0 when it kept none (the depth-bounded search, go-zookeeper's clients, Config.NoReduction).
+	States    int
+	Exhausted bool // every schedule within the bound was covered (false: a failure or the budget stopped it)
 
 	// NotReached names, for an exhaustive search that passed, a property of all the schedules together
 	// (readers-share, leases-share) that no schedule within the bound reached: not a failure, for a bound

@@ -49,9 +49,12 @@
 // order; see exhaustive.go for the independence relation, and Config.NoReduction to turn it off). A pass is
 // then a statement about every schedule within the bound; a failure's trace is the shortest failing schedule
 // (iterative deepening), in the same trace format, and replays. The Report counts schedules, pruned runs and
-// decision points, and says whether the bound was exhausted or Config.Budget stopped the search. States are
-// not cached: a client's state lives in its goroutine and cannot be hashed, so a state reached by two
-// different paths is explored twice. make prove states the bounds it covers.
+// decision points, and says whether the bound was exhausted or Config.Budget stopped the search. Under a
+// preemption bound (Config.Preemptions: every complete run that preempts a runnable client at most that many
+// times) the search caches states instead of keeping sleep sets: a state is the model's whole state, each
+// client's program position (a digest of everything it has observed) and what the properties read across
+// clients, so a schedule that reaches an explored state with no more of the bound spent is cut there (see
+// statecache.go; Report.States counts them). make prove states the bounds it covers.
 //
 // # Real go-zookeeper clients
 //

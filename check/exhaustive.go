@@ -138,6 +138,7 @@ type frame struct {
 	explored []string          // options whose subtrees are done, in order
 	effects  map[string]effect // what each option taken here did
 	sleep    map[string]effect // options that sleep here, with what they did where they were explored
+	tracked  *trackedState     // the state cache's digests here, so that a run replaying the path skips them
 }
 
 func (f *frame) chosen() string { return f.options[f.next] }
@@ -166,6 +167,8 @@ type search struct {
 	// (preemption.go): no depth cut-off, and at most bound preemptions a schedule; -1 is the depth-bounded
 	// search.
 	bound int
+	// cache, when set, holds the states explored (statecache.go): a run that reaches one is cut there.
+	cache *stateCache
 
 	mu        sync.Mutex // guards the counts, which the progress line reads
 	schedules int        // runs that completed and were judged
@@ -179,9 +182,15 @@ type dfsDecider struct {
 	r *run
 	k int // decisions taken in this run
 	preemption
+	track *stateTracker // the run's state, when the search caches states
 }
 
-func (d *dfsDecider) bind(r *run) { d.r = r }
+func (d *dfsDecider) bind(r *run) {
+	d.r = r
+	if d.s.cache != nil {
+		d.track = &stateTracker{clients: map[int]stateKey{}, bubbleAt0: time.Now()}
+	}
+}
 
 func (d *dfsDecider) steps(int) int {
 	if d.s.bound >= 0 && d.s.depth == 0 {
@@ -193,6 +202,14 @@ func (d *dfsDecider) steps(int) int {
 func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
 	label, err := d.choose(progress, faults)
 	if err == nil && label != "" && d.s.bound >= 0 {
+		if d.track != nil {
+			if !d.isProgress[label] {
+				d.track.faults++
+			}
+			if next := d.k; next >= len(d.s.stack) || d.s.stack[next].tracked == nil {
+				d.track.foldDecision(d.r, label) // else the next point restores digests that include it
+			}
+		}
 		d.taken(label)
 	}
 	return label, err
@@ -208,6 +225,7 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 	for _, c := range faults {
 		labels = append(labels, c.label())
 	}
+	offered := labels // every choice, before the bound cuts any: what the state offers
 	if s.bound >= 0 {
 		labels = d.allowed(labels, len(progress), s.bound)
 	}
@@ -218,6 +236,20 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 		p.effects[p.chosen()] = effectOf(d.r.events, k, p.chosen())
 		d.r.mu.Unlock()
 	}
+	var tracked *trackedState
+	if d.track != nil {
+		if k < len(s.stack) && s.stack[k].tracked != nil {
+			d.track.restore(d.r, s.stack[k].tracked) // a point of the path: its digests as first made
+		} else {
+			d.track.foldEvents(d.r)
+		}
+		if k >= len(s.stack) {
+			if s.cache.visit(d.track.key(d.r, offered), spentOf(&d.preemption, d.track.faults, k)) {
+				return "", errCached
+			}
+			tracked = d.track.snapshot()
+		}
+	}
 	if k < len(s.stack) {
 		f := s.stack[k]
 		if !slices.Equal(f.options, labels) {
@@ -225,7 +257,7 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 		}
 		return f.chosen(), nil
 	}
-	f := &frame{options: labels, next: -1, effects: map[string]effect{}, sleep: map[string]effect{}}
+	f := &frame{options: labels, next: -1, effects: map[string]effect{}, sleep: map[string]effect{}, tracked: tracked}
 	if k > 0 && s.reduce {
 		p := s.stack[k-1]
 		c := p.chosen()
@@ -279,6 +311,7 @@ func (s *search) backtrack() bool {
 // exhaustiveResult is what one bounded search found.
 type exhaustiveResult struct {
 	schedules, pruned, points int
+	states                    int                 // distinct states the cache held (statecache.go), 0 without one
 	exhausted                 bool                // the whole tree was explored (not stopped by a failure or the budget)
 	failure                   *outcome            // the first failing run, when stopping at failures
 	violated                  map[string]*outcome // every property some run violated, with its first run, when not stopping
@@ -299,6 +332,9 @@ const (
 func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time) exhaustiveResult {
 	t.Helper()
 	s := &search{reduce: reduce, depth: depth, bound: searchBound(cfg)}
+	if cachingOf(kind, cfg, reduce) {
+		s.cache = newStateCache()
+	}
 	if s.bound >= 0 {
 		s.depth, s.reduce = 0, false // complete runs, without sleep sets (preemption.go)
 	}
@@ -357,6 +393,7 @@ func (s *search) run(t *testing.T, kind clients, cfg Config, stopOn string, dead
 	s.mu.Lock()
 	res.schedules, res.pruned, res.points = s.schedules, s.pruned, s.points
 	s.mu.Unlock()
+	res.states = s.cache.states()
 	return res
 }
 
@@ -415,6 +452,7 @@ func (x *exploration) exhaustive() (Report, *outcome) {
 	rep := Report{Exhaustive: true, Workers: x.workers, Part: x.part.String(), FailIndex: -1}
 	res := x.split(cfg.Steps, stopOnAny, deadline, true)
 	rep.Schedules, rep.Pruned, rep.DecisionPoints, rep.Exhausted = res.schedules, res.pruned, res.points, res.exhausted
+	rep.States = res.states
 	rep.Runs = res.schedules + res.pruned
 	rep.shared = res.shared
 	rep.subtrees, rep.split, rep.done = res.subtrees, res.splitDepth, res.done

@@ -50,7 +50,7 @@ type shardSubtree = shard.Subtree
 func cloneStack(stack []*frame) []*frame {
 	out := make([]*frame, len(stack))
 	for i, f := range stack {
-		out[i] = &frame{options: f.options, next: f.next, explored: slices.Clone(f.explored), effects: maps.Clone(f.effects), sleep: maps.Clone(f.sleep)}
+		out[i] = &frame{options: f.options, next: f.next, explored: slices.Clone(f.explored), effects: maps.Clone(f.effects), sleep: maps.Clone(f.sleep), tracked: f.tracked}
 	}
 	return out
 }
@@ -135,6 +135,9 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 					}
 				} else {
 					s := &search{reduce: reduce, depth: depth, stack: cloneStack(root.stack), floor: d, bound: searchBound(x.cfg)}
+					if cachingOf(x.kind, x.cfg, !x.cfg.NoReduction) {
+						s.cache = newStateCache() // one a subtree: the counts do not depend on the workers
+					}
 					r = s.run(x.t, x.kind, x.cfg, stopOn, deadline, func(*outcome) {
 						mu.Lock()
 						counts[w]++
@@ -175,6 +178,7 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 		res.schedules += r.schedules
 		res.pruned += r.pruned
 		res.points += r.points
+		res.states += r.states
 		res.shared = res.shared || r.shared
 		res.done = append(res.done, shardSubtree{Index: k, Schedules: r.schedules, Pruned: r.pruned, Points: r.points, Shared: r.shared})
 	}
@@ -186,6 +190,7 @@ func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned 
 		res.schedules += r.schedules
 		res.pruned += r.pruned
 		res.points += r.points
+		res.states += r.states
 		res.shared = res.shared || r.shared
 		res.violated[r.failure.property] = r.failure
 	}

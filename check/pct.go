@@ -160,11 +160,15 @@ type pctDecider struct {
 	priority map[int]int // by thread: a client's id, 0 for the ensemble
 	change   map[int]int // step → the priority its change point gives
 	step     int         // steps so far at which two threads or more could move
+	seed     uint64      // the run's seed (runSeeder): node ids and hold times, drawn from the run's seed
 }
 
 // newPCTDecider draws a run's priorities and change points from seed.
 func newPCTDecider(b PCTBound, cfg Config, seed uint64) *pctDecider {
 	d := &pctDecider{rng: rand.New(rand.NewPCG(seed, 0x7063742d72756e)), priority: map[int]int{}, change: map[int]int{}}
+	// The run's seed comes from a stream of its own, so that the priorities and change points a seed gives
+	// are the same as before runs drew one; never 0, which means "no seed" (the ids of before).
+	d.seed = rand.New(rand.NewPCG(seed, 0x72756e2d73656564)).Uint64() | 1
 	threads := make([]int, 0, cfg.Clients+1)
 	for id := 1; id <= cfg.Clients; id++ {
 		threads = append(threads, id)
@@ -182,6 +186,10 @@ func newPCTDecider(b PCTBound, cfg Config, seed uint64) *pctDecider {
 	}
 	return d
 }
+
+// runSeed is the run's seed, drawn with its priorities: the names of the recipes' nodes, and so their
+// order, vary from run to run as in the random strategy's runs, and the trace records it ("run-seed:").
+func (d *pctDecider) runSeed() uint64 { return d.seed }
 
 // steps is the whole exploration phase: PCT's schedule is its priorities, not a length.
 func (d *pctDecider) steps(max int) int { return max }

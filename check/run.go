@@ -448,33 +448,38 @@ func (r *run) orderedHistory() []*event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := append([]*event(nil), r.events...)
-	slices.SortStableFunc(h, func(a, b *event) int {
-		if a.step != b.step {
-			return cmp.Compare(a.step, b.step)
-		}
-		if a.phase != b.phase {
-			return cmp.Compare(a.phase, b.phase)
-		}
-		if a.phase == 0 {
-			return 0 // the scheduler's own order
-		}
-		if a.client != b.client {
-			return cmp.Compare(a.client, b.client)
-		}
-		// A client's own actions first, then what the model recorded of it: the two can come from different
-		// goroutines (go-zookeeper's redialling, say, beside the workload's), whose race must not show.
-		if am, bm := strings.HasPrefix(a.kind, "model:"), strings.HasPrefix(b.kind, "model:"); am != bm {
-			if bm {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	slices.SortStableFunc(h, historyOrder)
 	for i, e := range h {
 		e.ts = int64(i + 1)
 	}
 	return h
+}
+
+// historyOrder is the history's order (orderedHistory): by step; in a step the scheduler's own records in
+// their order, then the clients' reactions in client order, each client's own actions before the model's
+// records of it.
+func historyOrder(a, b *event) int {
+	if a.step != b.step {
+		return cmp.Compare(a.step, b.step)
+	}
+	if a.phase != b.phase {
+		return cmp.Compare(a.phase, b.phase)
+	}
+	if a.phase == 0 {
+		return 0 // the scheduler's own order
+	}
+	if a.client != b.client {
+		return cmp.Compare(a.client, b.client)
+	}
+	// A client's own actions first, then what the model recorded of it: the two can come from different
+	// goroutines (go-zookeeper's redialling, say, beside the workload's), whose race must not show.
+	if am, bm := strings.HasPrefix(a.kind, "model:"), strings.HasPrefix(b.kind, "model:"); am != bm {
+		if bm {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.seq, b.seq)
 }
 
 // parseNotify reads "EventNodeDeleted /lock/x zxid=12".
