@@ -635,7 +635,7 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 		detail, hangUp = s.applyFrontEnd(c, cl)
 	}
 	if s.cfg.observer != nil {
-		s.record(c, "apply", "%s -> %s", w.text, detail)
+		s.recordText(c, "apply", w.text+" -> "+detail)
 	}
 	if w.frame != nil {
 		c.outbox = append(c.outbox, outItem{call: cl})
