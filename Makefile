@@ -65,7 +65,7 @@ check: ## the main job, on the fake: check the recipe and every mutant, print th
 prove: ## exhaustive search on the fake: every complete schedule of every primitive within the stated preemption bounds, every mutant with its failing schedule (traces in out/prove)
 	$(GO) test -count=1 -timeout 45m -v -run '^TestProve$$' ./check -check.prove -check.traces=$(CURDIR)/out/prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
 
-prove-three: ## make prove plus every primitive's rows of 3 clients with 1 preemption (longer than CI's time; docs/exhaustive.md)
+prove-three: ## make prove plus the semaphores' rows of 3 clients with 1 preemption (longer than CI's time; docs/exhaustive.md)
 	$(GO) test -count=1 -timeout 180m -v -run '^TestProve$$' ./check -check.prove -check.prove.three -check.traces=$(CURDIR)/out/prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
 
 # porcupine's HTML views of the corpus's safety and register traces: generated, so not committed.
