@@ -16,15 +16,6 @@ import (
 
 var flagProve = flag.Bool("check.prove", false, "TestProve: search the stated bounds (make prove) rather than the small ones go test uses")
 
-// flagProveThree adds the one-lease semaphore's row of three clients with one preemption (make prove-three):
-// longer than CI's budget for make prove (docs/exhaustive.md has the measured times); the other primitives'
-// are in make prove.
-var flagProveThree = flag.Bool("check.prove.three", false, "TestProve with -check.prove: also the one-lease semaphore's row of 3 clients and 1 preemption")
-
-// threeClientsLong are the primitives whose row of three clients with one preemption make prove leaves to
-// -check.prove.three: measured, it takes longer than CI's budget for make prove allows (docs/exhaustive.md).
-var threeClientsLong = map[string]bool{"semaphore-1-lease": true}
-
 // flagProveRows runs only TestProve's rows whose key matches, so that a row can be measured on its own on a
 // shared machine.
 var flagProveRows = flag.String("check.prove.rows", "", "TestProve: only the rows whose \"variant K=k c=c F=f R=r\" matches this regular expression")
@@ -199,11 +190,8 @@ func TestProve(t *testing.T) {
 			// once (one preemption: a holder is preempted while it holds).
 			rows = append(rows, proofRow{rec, 2, 2, 0, 0, 1}, proofRow{rec, 2, 1, 1, proofFaults, 1})
 			// Three clients with one preemption (its schedules hold every one of three clients without
-			// preemption): in make prove, but for the one-lease semaphore's, longer, with -check.prove.three
-			// (docs/exhaustive.md).
-			if !threeClientsLong[rec] || *flagProveThree {
-				rows = append(rows, proofRow{rec, 3, 1, 0, 0, 1})
-			}
+			// preemption): the longest rows, the one-lease semaphore's 8 minutes of CPU (docs/exhaustive.md).
+			rows = append(rows, proofRow{rec, 3, 1, 0, 0, 1})
 		case rec == "semaphore":
 			rows = append(rows, proofRow{rec, 2, 1, 0, 0, 1}, proofRow{variant: rec, clients: 3, rounds: 1})
 		default:
