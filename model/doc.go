@@ -115,8 +115,8 @@
 // SASL mechanisms other than DIGEST-MD5 (Kerberos/GSSAPI; see WithSASL), x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
 // maxPerMinute (a pass deletes all its candidates at one instant, in path order), quotas, a reconfig that
 // moves a running server's ports (dynamic reconfiguration itself is modelled: WithReconfig, reconfig.go),
-// local sessions beyond read-only mode (WithLocalSessions: every read-write session stays global, so an
-// ephemeral never gets EphemeralOnLocalSession), and the replication between servers of an ensemble (the
+// local sessions of the model's own clients (Connect: only sessions made over the wire are local with
+// WithLocalSessions, localsession.go), and the replication between servers of an ensemble (the
 // emulated ensemble's servers share one state that never lags; Sync returns at once). Read-only mode is
 // modelled: WithReadOnlyMode, readonly.go.
 package model

@@ -328,11 +328,13 @@ func (s *Server) stopMember(i int) {
 	}
 	s.ens.listeners[i] = nil
 	s.endReadOnlySessions([]int{i}) // its local sessions die with it
+	s.endLocalSessions([]int{i})
 	dropped := s.dropMember(i, fmt.Sprintf("server s%d stopped", i))
 	quorum, _ := s.quorum()
 	switch {
 	case !quorum && s.ens.leader >= 0:
 		s.ens.leader = -1
+		s.endLocalSessions(nil) // every server stops serving: their local sessions are gone
 		for m := range s.ens.size() {
 			dropped += s.dropMember(m, "no quorum: server s"+strconv.Itoa(m)+" is not serving")
 		}
@@ -379,6 +381,7 @@ func (s *Server) startMember(i int) error {
 // ZooKeeper's election then prefers the highest server id) and restarts every session's expiry deadline, as
 // a new leader's session tracker does. Caller holds s.mu.
 func (s *Server) elect() {
+	s.endLocalSessions(nil) // every server restarts its session tracker: the local sessions are gone
 	for m := s.ens.size() - 1; m >= 0; m-- {
 		if !s.ens.down[m] && s.voter(m) {
 			s.ens.leader = m

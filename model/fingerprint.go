@@ -38,6 +38,11 @@ func (s *Server) AppendState(b []byte) []byte {
 		b = strconv.AppendInt(append(b, ' '), int64(s.roSessions[id]), 10)
 		b = append(b, '\n')
 	}
+	for _, id := range slices.Sorted(maps.Keys(s.localSess)) {
+		b = strconv.AppendInt(append(b, "local session "...), id, 10)
+		b = strconv.AppendInt(append(b, ' '), int64(s.localSess[id]), 10)
+		b = append(b, '\n')
+	}
 	for _, t := range slices.Sorted(maps.Keys(s.sessionSets)) {
 		b = strconv.AppendInt(append(b, "bucket "...), t, 10)
 		b = append(b, '\n')

@@ -34,9 +34,10 @@ import (
 // readonlymode.enabled=true system property does.
 func WithReadOnlyMode() Option { return func(c *config) { c.readOnly = true } }
 
-// WithLocalSessions is ZooKeeper 3.8's localSessionsEnabled=true as far as read-only mode needs it: a
+// WithLocalSessions is ZooKeeper 3.8's localSessionsEnabled=true: the sessions an ensemble's servers make over
+// the wire are local (localsession.go; WithLocalSessionsUpgrading for localSessionsUpgradingEnabled), and a
 // read-only server gives new read-only sessions (local ones); without it, it answers their connect requests
-// with NotReadOnly. The model's other sessions stay global (ephemerals on them are not refused).
+// with NotReadOnly.
 func WithLocalSessions() Option { return func(c *config) { c.localSessions = true } }
 
 // readOnlyMember reports whether member i is a read-only server: read-only mode is on and it runs without a
