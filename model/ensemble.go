@@ -38,6 +38,7 @@ type ensembleState struct {
 	addrs      [][]string             // the addresses they were opened on, to listen on again after a restart
 	traceMasks map[int]int64          // members' trace masks, once stmk set them (flw.go)
 	reads      []core.NamespaceCounts // each member's reads per namespace since it started (nsmetrics.go; the writes are the core's)
+	looking    map[int]int64          // when (virtual ms) each member last began to run without a quorum (readonly.go)
 }
 
 func newEnsemble(ids []int64) ensembleState {
@@ -335,6 +336,7 @@ func (s *Server) stopMember(i int) {
 	case !quorum && s.ens.leader >= 0:
 		s.ens.leader = -1
 		s.endLocalSessions(nil) // every server stops serving: their local sessions are gone
+		s.lookFrom(s.othersRunning(i))
 		for m := range s.ens.size() {
 			dropped += s.dropMember(m, "no quorum: server s"+strconv.Itoa(m)+" is not serving")
 		}
@@ -372,6 +374,9 @@ func (s *Server) startMember(i int) error {
 		s.elect()
 		s.record(nil, "start", "server s%d started: quorum back, s%d leads, session deadlines restart", i, s.ens.leader)
 		return nil
+	}
+	if s.ens.leader < 0 {
+		s.lookFrom([]int{i})
 	}
 	s.record(nil, "start", "server s%d started", i)
 	return nil

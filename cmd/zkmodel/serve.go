@@ -112,7 +112,8 @@ goes at the container manager's next pass (-container-check-interval, 1 minute
 by default as znode.container.checkIntervalMs).
 
 With -readonly-mode (readonlymode.enabled=true), a server of an ensemble
-without a quorum (POST /stop the others) is read-only: a client that allows
+without a quorum (POST /stop the others) is read-only once max(2 s, tickTime)
+have passed on its clock (-clock wall, or POST /advance): a client that allows
 read-only (kazoo's read_only=True, zkCli.sh -r) gets a read-only session with
 -local-sessions (localSessionsEnabled=true; without it the connect request is
 answered with NotReadOnly), reads are served and writes get NotReadOnly
