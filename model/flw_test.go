@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkmodel/zkmodel/internal/flwgolden"
+	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -38,7 +37,7 @@ func askWord(t *testing.T, addr, word string) string {
 }
 
 // TestFourLetterWordsGolden: every word, asked of a fresh server in each mode, with every word allowed and
-// with 3.8's default whitelist, answers as Debian's ZooKeeper 3.8.0 answered (testdata/flw), but for the
+// with 3.8's default whitelist, answers as Debian's ZooKeeper 3.8.0 answered (conformance/flw), but for the
 // volatile figures.
 func TestFourLetterWordsGolden(t *testing.T) {
 	ensemble := func(opts ...model.Option) (*model.Server, []string) {
@@ -73,8 +72,8 @@ func TestFourLetterWordsGolden(t *testing.T) {
 		{"default-whitelist-noquorum", noQuorum()},
 	}
 	for _, sc := range scenarios {
-		for _, word := range flwgolden.Words {
-			if err := flwgolden.Check(filepath.Join("testdata", "flw"), sc.dir, word, askWord(t, sc.addr, word)); err != nil {
+		for _, word := range conformance.FourLetterWords {
+			if err := conformance.CheckFourLetterWord(sc.dir, word, askWord(t, sc.addr, word)); err != nil {
 				t.Error(err)
 			}
 		}
