@@ -146,7 +146,7 @@ func TestFourLetterWordsFigures(t *testing.T) {
 }
 
 // TestFourLetterWordsGoZookeeper: go-zookeeper's helpers get what they get from a real 3.8 server (see
-// realzk's TestFourLetterWordsRealAndModel): FLWSrvr cannot parse 3.8's version line, FLWRuok sees imok
+// differential's TestFourLetterWordsRealAndModel): FLWSrvr cannot parse 3.8's version line, FLWRuok sees imok
 // (false when ruok is not in the whitelist), FLWCons reports a failure for the word's own connection line
 // but parses the session's.
 func TestFourLetterWordsGoZookeeper(t *testing.T) {
@@ -337,7 +337,7 @@ func waitSession(t *testing.T, conn *zk.Conn) {
 }
 
 // TestNamespaceMetricsPerMember: in an ensemble, a namespace's writes are listed by every server and its reads
-// by the server that served them, from its last start (realzk's TestNamespaceMetricsRealAndModel measures
+// by the server that served them, from its last start (differential's TestNamespaceMetricsRealAndModel measures
 // the figures on a real server).
 func TestNamespaceMetricsPerMember(t *testing.T) {
 	srv, addrs, conn := ensembleWithSession(t)
