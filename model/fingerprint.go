@@ -34,6 +34,9 @@ func (s *Server) AppendState(b []byte) []byte {
 	b = strconv.AppendInt(append(b, "leader "...), int64(s.ens.leader), 10)
 	b = append(b, '\n')
 	for _, m := range slices.Sorted(maps.Keys(s.ens.looking)) {
+		if !s.cfg.readOnly {
+			break // read only by a read-only mode's wait (readOnlyMember)
+		}
 		b = strconv.AppendInt(append(b, "looking "...), int64(m), 10)
 		b = strconv.AppendInt(append(b, ' '), s.ens.looking[m], 10)
 		b = append(b, '\n')
