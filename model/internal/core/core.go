@@ -262,6 +262,7 @@ type Core struct {
 	super      string     // the super digest (user:base64 hash) that addAuth makes super; "" for none
 	saslSuper  string     // the SASL user that logging in makes super (zookeeper.superUser); "" for none
 	saslACL    bool       // the sasl ACL scheme is on (SASLAuthenticationProvider configured)
+	x509ACL    bool       // the x509 ACL scheme is on (a secure client port: X509AuthenticationProvider)
 	config     *dynConfig // the ensemble's configuration (reconfig.go); nil for a standalone server
 	reconfigOn bool       // reconfigEnabled
 	skipACL    bool       // zookeeper.skipACL=yes: no ACL check (WithSkipACL)
