@@ -60,9 +60,12 @@ func runTLSClient(ctx context.Context, t *testing.T, connect, path string, flags
 	t.Helper()
 	cp := curatorClassPath(t) + ":" + strings.Join(nettyJars, ":")
 	args := append(append(slices.Clone(jvmFlags), flags...), "-cp", cp, "TLSClient", connect, path)
-	out, err := exec.CommandContext(ctx, java, append(args, x509DNs...)...).Output()
+	cmd := exec.CommandContext(ctx, java, append(args, x509DNs...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Errorf("TLSClient on %s: %v\n%s", connect, err, out)
+		t.Errorf("TLSClient on %s: %v\n%s%s", connect, err, out, stderr.String())
 	}
 	return string(out)
 }
@@ -76,6 +79,15 @@ func tlsClientFlags(keyStore, trustStore string) []string {
 		flags = append(flags, "-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.password="+tlstest.Password)
 	}
 	return flags
+}
+
+// javaTLSSetup makes the test PKI and the Java client's stores, and returns the PKI and the client's JVM flags
+// with its certificate and without one.
+func javaTLSSetup(t *testing.T) (p *tlstest.PKI, withCert, withoutCert []string) {
+	t.Helper()
+	p = tlstest.NewPKI(t)
+	keyStore, trustStore := p.ClientStores(t, t.TempDir())
+	return p, tlsClientFlags(keyStore, trustStore), tlsClientFlags("", trustStore)
 }
 
 // zkCliTLSScript is what TestStandInTLSJava pipes into zkCli.sh over TLS.
@@ -128,9 +140,7 @@ const wantZkCliTLS = "Welcome to ZooKeeper!\nJLine support is disabled\n" +
 func TestStandInTLSJava(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*scenarioTimeout)
 	t.Cleanup(cancel)
-	p := tlstest.NewPKI(t)
-	keyStore, trustStore := p.ClientStores(t, t.TempDir())
-	withCert, withoutCert := tlsClientFlags(keyStore, trustStore), tlsClientFlags("", trustStore)
+	p, withCert, withoutCert := javaTLSSetup(t)
 	starts := []struct {
 		name  string
 		start func(t *testing.T, lines []string) (plain string)

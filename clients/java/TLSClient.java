@@ -20,7 +20,9 @@ import org.apache.zookeeper.data.Stat;
  * <p>Usage: java -Dzookeeper.client.secure=true -Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty
  * -Dzookeeper.ssl.keyStore.location=… (and the other zookeeper.ssl.* properties) TLSClient CONNECT PATH [DN …]
  *
- * <p>It waits up to 15 s for a session and prints "no session" without one. With one it creates PATH, reads it,
+ * <p>It waits up to 15 s for a session and prints "no session" without one. With -Dtlsclient.readonly=true it
+ * allows a read-only session (canBeReadOnly) and prints the session's state, whoAmI, what it reads of / and
+ * whether PATH exists, then what creating PATH gets, and stops. Otherwise, with a session, it creates PATH, reads it,
  * sets it, prints who the server says it is (whoAmI), creates PATH/x509-N with the ACL x509:DN (all permissions)
  * for each DN given and reads it back (its ACL and data, or the error), sets PATH's ACL to x509:DN of the
  * first DN and reads PATH again. Each step prints one line; a KeeperException
@@ -33,15 +35,29 @@ public final class TLSClient {
             System.exit(2);
         }
         String path = args[1];
+        boolean readOnly = Boolean.getBoolean("tlsclient.readonly");
         CountDownLatch connected = new CountDownLatch(1);
+        KeeperState[] state = new KeeperState[1];
         ZooKeeper zk = new ZooKeeper(args[0], 10000, event -> {
-            if (event.getState() == KeeperState.SyncConnected) {
+            if (event.getState() == KeeperState.SyncConnected || event.getState() == KeeperState.ConnectedReadOnly) {
+                state[0] = event.getState();
                 connected.countDown();
             }
-        });
+        }, readOnly);
         try {
             if (!connected.await(15, TimeUnit.SECONDS)) {
                 System.out.println("no session");
+                return;
+            }
+            if (readOnly) {
+                System.out.println("session " + state[0] + ", whoAmI " + whoAmI(zk) + ", get / " + read(zk, "/").length()
+                    + " bytes, exists " + path + " " + (zk.exists(path, false) != null));
+                try {
+                    zk.create(path, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+                    System.out.println("create " + path + ": OK");
+                } catch (KeeperException e) {
+                    System.out.println("create " + path + ": " + e.code());
+                }
                 return;
             }
             System.out.println("session");
@@ -49,11 +65,7 @@ public final class TLSClient {
             Stat st = new Stat();
             System.out.println("get " + new String(zk.getData(path, false, st), StandardCharsets.UTF_8) + " version " + st.getVersion());
             System.out.println("set version " + zk.setData(path, "again".getBytes(StandardCharsets.UTF_8), 0).getVersion());
-            StringBuilder who = new StringBuilder("whoAmI");
-            for (ClientInfo ci : zk.whoAmI()) {
-                who.append(' ').append(ci.getAuthScheme()).append(':').append(ci.getUser());
-            }
-            System.out.println(who);
+            System.out.println("whoAmI " + whoAmI(zk));
             for (int i = 2; i < args.length; i++) {
                 String child = path + "/x509-" + (i - 1);
                 List<ACL> acl = Collections.singletonList(new ACL(ZooDefs.Perms.ALL, new Id("x509", args[i])));
@@ -74,6 +86,15 @@ public final class TLSClient {
         } finally {
             zk.close();
         }
+    }
+
+    /** whoAmI returns the server's whoAmI answer as scheme:user words. */
+    private static String whoAmI(ZooKeeper zk) throws InterruptedException, KeeperException {
+        StringBuilder who = new StringBuilder();
+        for (ClientInfo ci : zk.whoAmI()) {
+            who.append(who.length() == 0 ? "" : " ").append(ci.getAuthScheme()).append(':').append(ci.getUser());
+        }
+        return who.toString();
     }
 
     /** read returns PATH's data, or the error code reading it. */

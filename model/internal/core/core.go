@@ -325,7 +325,7 @@ func New(seed uint64, now int64) *Core {
 	c.persist[childWatch] = map[string]map[int64]uint8{}
 	// A fresh ZooKeeper 3.8 server has /zookeeper (with quota and config below it); every field of their stats
 	// is zero, except the child counts.
-	c.nodes["/"] = &node{acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll}
+	c.nodes["/"] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll} // its data is empty, not null (measured: the Java client reads 0 bytes)
 	for _, p := range []string{"/zookeeper", "/zookeeper/config", "/zookeeper/quota"} {
 		c.nodes[p] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll}
 		c.link(parentOf(p), baseName(p))
