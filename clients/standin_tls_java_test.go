@@ -2,12 +2,17 @@ package clients
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkmodel/zkmodel/internal/tlstest"
 	"github.com/zkmodel/zkmodel/realzk"
@@ -136,7 +141,7 @@ const wantZkCliTLS = "Welcome to ZooKeeper!\nJLine support is disabled\n" +
 // refuses the handshake (no session) and want gives a session without the identity. x509:DN entries must be a
 // DN (else InvalidACL), match the same string only (not another case), and count for the auth scheme; on the
 // same server's plain port they are valid and match nobody; addauth x509 on a TLS connection leaves its
-// identity as it was. On a server without a secure port x509 ACLs are InvalidACL.
+// identity as it was, and without a certificate (want) is AUTHFAILED (go-zookeeper). On a server without a secure port x509 ACLs are InvalidACL.
 func TestStandInTLSJava(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*scenarioTimeout)
 	t.Cleanup(cancel)
@@ -185,6 +190,16 @@ func TestStandInTLSJava(t *testing.T) {
 				}
 				if got := runTLSClient(ctx, t, secure, "/without-cert", withoutCert); got != want {
 					t.Errorf("TLSClient without a client certificate:\n%s\nwant\n%s", got, want)
+				}
+				if clientAuth == "want" {
+					// An auth packet of scheme x509 on a TLS connection without a certificate.
+					c, _ := tlsConnect(secure, &tls.Config{RootCAs: p.Pool})(t, 10*time.Second)
+					conn := c.(*zk.Conn)
+					err := conn.AddAuth("x509", []byte(clientDN))
+					conn.Close()
+					if !errors.Is(err, zk.ErrAuthFailed) {
+						t.Errorf("addauth x509 without a client certificate: %v, want %v", err, zk.ErrAuthFailed)
+					}
 				}
 				if clientAuth != "need" {
 					return
