@@ -78,7 +78,7 @@
 // replies and notifications to be delivered (Deliver), its connect requests after the first to be answered
 // (Reconnect), and the faults drop its connection as they drop a *Conn's. What goes over the wire — replies, error codes,
 // zxids, notification order, refused resumes, bad input — is what a real 3.8 server sends, checked by golden
-// tests that replay sessions recorded on one (testdata/wire) and by tests that send the same raw bytes to
+// tests that replay sessions recorded on one (conformance/wire) and by tests that send the same raw bytes to
 // both. The client's own behaviour (reconnecting, re-sending watches, pinging) is the real client's.
 //
 // With WithSASL the wire front end also answers SASL logins (DIGEST-MD5, as 3.8 does with a JAAS Server

@@ -19,7 +19,7 @@ import (
 
 // This file is the four-letter words: a connection whose first four bytes are one of ZooKeeper 3.8's words
 // (srvr, ruok, mntr, …) gets a text answer and is closed, as a real server answers them (measured on Debian's
-// 3.8.0; the answers are in testdata/flw, the rules in its README). The core supplies the figures (node count,
+// 3.8.0; the answers are in conformance/flw, the rules in its README). The core supplies the figures (node count,
 // sessions, ephemerals, watches, zxid), this front end formats them per server of the ensemble.
 
 // zkVersion is the version line Debian's ZooKeeper 3.8.0 prints, byte for byte. go-zookeeper's FLWSrvr cannot
