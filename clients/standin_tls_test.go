@@ -15,6 +15,7 @@ import (
 	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/internal/evqueue"
 	"github.com/zkmodel/zkmodel/internal/pyclients"
+	"github.com/zkmodel/zkmodel/internal/rawzk"
 	"github.com/zkmodel/zkmodel/internal/tlstest"
 	"github.com/zkmodel/zkmodel/realzk"
 )
@@ -88,12 +89,57 @@ func x509Facts(t *testing.T, addr string, cfg *tls.Config) string {
 	return out.String()
 }
 
+// x509SuperDN is the x509 super user TestStandInTLS's PKCS12 servers are started with
+// (-Dzookeeper.X509AuthenticationProvider.superUser): the subject of the PKI's second client certificate.
+const x509SuperDN = "CN=localhost"
+
+// x509SuperFacts returns what two TLS clients see of a server whose x509 super user is x509SuperDN, after
+// x509Facts made its nodes: the one whose certificate has that subject (whoAmI, then reading, writing and
+// deleting /x509-other, whose ACL names another subject only), and the one with the usual certificate
+// (whoAmI, and reading a node whose ACL names the super user's subject only).
+func x509SuperFacts(ctx context.Context, t *testing.T, addr string, p *tlstest.PKI) string {
+	t.Helper()
+	session := func(cert tls.Certificate) *rawzk.Conn {
+		cfg := &tls.Config{RootCAs: p.Pool, Certificates: []tls.Certificate{cert}}
+		dial := func(ctx context.Context, addr string) (net.Conn, error) {
+			return (&tls.Dialer{Config: cfg}).DialContext(ctx, "tcp", addr)
+		}
+		c, _, err := rawzk.Connect(ctx, []string{addr}, 10*time.Second, dial)
+		if err != nil {
+			t.Fatalf("connect over TLS to %s: %v", addr, err)
+		}
+		return c
+	}
+	var out strings.Builder
+	super := session(p.ServerAsClient())
+	defer super.Close(ctx)
+	ids, err := super.WhoAmI(ctx)
+	fmt.Fprintf(&out, "%s: whoAmI %v %v", x509SuperDN, ids, err)
+	_, _, err = super.Get(ctx, "/x509-other")
+	fmt.Fprintf(&out, ", get: %v", err)
+	_, err = super.Set(ctx, "/x509-other", []byte("y"), -1)
+	fmt.Fprintf(&out, ", set: %v", err)
+	_, err = super.Create(ctx, "/x509-super", nil, 0, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: x509SuperDN}})
+	fmt.Fprintf(&out, ", create x509:%s: %v", x509SuperDN, err)
+	err = super.Delete(ctx, "/x509-other", -1)
+	fmt.Fprintf(&out, ", delete: %v\n", err)
+	other := session(p.Client)
+	defer other.Close(ctx)
+	ids, err = other.WhoAmI(ctx)
+	fmt.Fprintf(&out, "%s: whoAmI %v %v", clientDN, ids, err)
+	_, _, err = other.Get(ctx, "/x509-super")
+	fmt.Fprintf(&out, ", get /x509-super: %v\n", err)
+	return out.String()
+}
+
 // TestStandInTLS: a standalone server with a secure client port (the Netty connection factory, key and trust
 // stores in zoo.cfg, each of PKCS12, PEM and JKS, the type taken from the file's extension) serves go-zookeeper
 // over TLS alike on a real ZooKeeper 3.8 (realzk, with Debian's netty-codec.jar, which its zookeeper.jar's
 // class path leaves out) and on the stand-in started from the same zoo.cfg lines: TLSv1.2, a client
 // certificate required, the refused-operation rules passing over TLS, and the certificate's subject the
 // connection's x509 identity (an x509 ACL with it lets go-zookeeper read, one with another subject does not).
+// The PKCS12 servers are started with an x509 super user (-Dzookeeper.X509AuthenticationProvider.superUser):
+// x509SuperFacts holds both sides to what the real one answered.
 func TestStandInTLS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*scenarioTimeout)
 	t.Cleanup(cancel)
@@ -113,6 +159,11 @@ func TestStandInTLS(t *testing.T) {
 			t.Errorf("kazoo use_ssl on %s: %v\n%s\nwant\n%s", addr, err, out, wantKazoo)
 		}
 	}
+	// The PKCS12 servers have an x509 super user: what its client and another see (measured on the real server).
+	const wantSuper = x509SuperDN + ": whoAmI [super: x509:" + x509SuperDN + " ip:127.0.0.1] <nil>, get: <nil>, set: <nil>, " +
+		"create x509:" + x509SuperDN + ": <nil>, delete: <nil>\n" +
+		clientDN + ": whoAmI [ip:127.0.0.1 x509:" + clientDN + "] <nil>, get /x509-super: zk: not authenticated\n"
+	const superProperty = "zookeeper.X509AuthenticationProvider.superUser"
 	for _, typ := range []string{"PKCS12", "PEM", "JKS"} {
 		t.Run(typ+"/real", func(t *testing.T) {
 			port := freePort(t)
@@ -122,7 +173,12 @@ func TestStandInTLS(t *testing.T) {
 				k, v, _ := strings.Cut(l, "=")
 				extra[k] = v
 			}
-			e, err := realzk.Start(ctx, realzk.Config{Servers: 1, ExtraConfig: extra, ClassPath: append(realzk.DefaultClassPath, "/usr/share/java/netty-codec.jar")})
+			var props map[string]string
+			if typ == "PKCS12" {
+				props = map[string]string{superProperty: x509SuperDN}
+			}
+			e, err := realzk.Start(ctx, realzk.Config{Servers: 1, ExtraConfig: extra, SystemProperties: props,
+				ClassPath: append(realzk.DefaultClassPath, "/usr/share/java/netty-codec.jar")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,11 +193,18 @@ func TestStandInTLS(t *testing.T) {
 			}
 			if typ == "PKCS12" {
 				kazoo(t, addr)
+				if got := x509SuperFacts(ctx, t, addr, p); got != wantSuper {
+					t.Errorf("real: %s, want %s", got, wantSuper)
+				}
 			}
 		})
 		t.Run(typ+"/stand-in", func(t *testing.T) {
 			port := freePort(t)
-			startCluster(ctx, t, clusterConfig{servers: 1, extra: p.Stores(t, t.TempDir(), typ, port)})
+			var jvmFlags string
+			if typ == "PKCS12" {
+				jvmFlags = "-D" + superProperty + "=" + x509SuperDN
+			}
+			startCluster(ctx, t, clusterConfig{servers: 1, jvmFlags: jvmFlags, extra: p.Stores(t, t.TempDir(), typ, port)})
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			conformance.Run(t, conformance.Target{Connect: tlsConnect(addr, clientTLS), Only: []string{"refused/"}})
 			if got := tlsFacts(t, addr, p); got != want {
@@ -152,6 +215,9 @@ func TestStandInTLS(t *testing.T) {
 			}
 			if typ == "PKCS12" {
 				kazoo(t, addr)
+				if got := x509SuperFacts(ctx, t, addr, p); got != wantSuper {
+					t.Errorf("stand-in: %s, want %s", got, wantSuper)
+				}
 			}
 		})
 	}

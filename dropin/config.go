@@ -99,6 +99,9 @@ type Config struct {
 	// SASLACLs is an authProvider.N line in zoo.cfg (or a -Dzookeeper.authProvider.N property) naming
 	// org.apache.zookeeper.server.auth.SASLAuthenticationProvider: the sasl ACL scheme is on.
 	SASLACLs bool
+	// X509SuperUser is -Dzookeeper.X509AuthenticationProvider.superUser (or that zoo.cfg key): the client
+	// certificate subject whose connection to the secure port is super ("" for none).
+	X509SuperUser string
 }
 
 // ErrCannotStart marks what ZooKeeper 3.8 finds wrong only as it starts the server, its configuration read:
@@ -401,6 +404,8 @@ func (c *Config) applyJVMFlags(props []systemProperty) error {
 			c.SASLSection = v
 		case "zookeeper.superUser":
 			c.SASLSuperUser = v
+		case "zookeeper.X509AuthenticationProvider.superUser":
+			c.X509SuperUser = v
 		case "zookeeper.4lw.commands.whitelist":
 			c.FourLetterWords = v
 		case "zookeeper.skipACL":

@@ -54,6 +54,7 @@ type config struct {
 	reconfig    bool             // WithReconfig
 	skipACL     bool             // WithSkipACL
 	x509        bool             // WithX509
+	x509Super   string           // WithX509SuperUser
 	enforceAuth []string         // WithEnforceAuth: the schemes a connection must hold one of
 
 	readOnly       bool // WithReadOnlyMode

@@ -24,6 +24,14 @@ import (
 // x509 ACLs are valid but match nobody; a server without a secure port refuses them (InvalidACL).
 func WithX509() Option { return func(c *config) { c.x509 = true } }
 
+// WithX509SuperUser makes a connection whose client certificate has subject dn (as X509ID writes it, compared
+// as the same string) the super user, as 3.8's zookeeper.X509AuthenticationProvider.superUser does: beside
+// x509:dn it holds the identity super:dn, passes every ACL check, and whoAmI lists super with an empty user.
+// It takes effect with WithX509 (a secure client port); "" is no super user. Measured on 3.8: the super
+// user's whoAmI is [super: x509:DN ip:127.0.0.1], and it reads, writes and deletes a node whose ACL names
+// another subject only; a certificate of another subject is not super.
+func WithX509SuperUser(dn string) Option { return func(c *config) { c.x509Super = dn } }
+
 // tlsPeerMagic starts the record WriteTLSPeer writes: no connect request starts so (read as a frame's length
 // it is over 5 MB, past any server's limit) and no four-letter word (they are letters).
 const tlsPeerMagic = "\x00TLS"

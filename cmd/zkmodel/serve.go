@@ -47,6 +47,7 @@ type options struct {
 	readOnly          readOnlyFlags // -readonly-mode, -local-sessions
 	clock             string        // -clock: clockVirtual or clockWall
 	secureAddr        string        // -secure-addr: TLS client addresses, one per -addr address ("": none)
+	x509SuperUser     string        // -x509-superuser: the client certificate subject whose connection is super
 	tls               keystore.Settings
 	tlsConfig         *tls.Config  // what -keystore and the other TLS flags make
 	sasl              saslFlags    // -jaas, -jaas-section, -sasl-superuser, -sasl-acls
@@ -66,7 +67,8 @@ const usageText = `usage: zkmodel serve [-addr 127.0.0.1:2181[,host:port…]] [-
                      [-super-digest user:hash] [-extended-types] [-container-check-interval 1m]
                      [-4lw-whitelist srvr[,word…]|*] [-reconfig] [-skip-acl] [-enforce-auth sasl]
                      [-secure-addr 127.0.0.1:2281[,…] -keystore file [-keystore-password p]
-                      [-truststore file [-truststore-password p]] [-client-auth need]]
+                      [-truststore file [-truststore-password p]] [-client-auth need]
+                      [-x509-superuser DN]]
                      [-jaas file [-jaas-section Server]] [-sasl-superuser user] [-sasl-acls]
        ` + zkserverCommand + `
 
@@ -102,7 +104,11 @@ reconfig fails with ZRECONFIGDISABLED.
 With -secure-addr (one address per -addr server), TLS clients connect there,
 as to a ZooKeeper 3.8 secureClientPort: the key store (PKCS12, JKS or PEM) and
 trust store as ssl.keyStore.* and ssl.trustStore.*, TLSv1.2, a client
-certificate required unless -client-auth says otherwise.
+certificate required unless -client-auth says otherwise. A client
+certificate's subject is the connection's x509 identity (ACL scheme x509);
+-x509-superuser makes the connection whose certificate has that subject, as
+Java writes it (CN=a,O=b), the super user, as 3.8's
+zookeeper.X509AuthenticationProvider.superUser.
 
 The clock is virtual: it starts at 2026-01-01T00:00:00Z and only POST
 /advance moves it, so sessions of clients that went away, TTL nodes and empty
@@ -162,6 +168,7 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	fs.StringVar(&o.tls.TrustStorePassword, "truststore-password", "", "its password, as ssl.trustStore.password")
 	fs.StringVar(&o.tls.TrustStoreType, "truststore-type", "", "PKCS12, JKS or PEM (empty: from the file's extension), as ssl.trustStore.type")
 	fs.StringVar(&o.tls.ClientAuth, "client-auth", "need", "need, want or none: client certificates, as ssl.clientAuth")
+	fs.StringVar(&o.x509SuperUser, "x509-superuser", "", "the client certificate `subject` (as Java writes it: CN=a,O=b) whose connection is the super user, as zookeeper.X509AuthenticationProvider.superUser")
 	enforce := fs.String("enforce-auth", "", "serve only connections authenticated by one of these `schemes` (sasl, digest, ip; comma-separated), as enforce.auth.enabled=true with enforce.auth.schemes (sessionRequireClientSASLAuth=true: sasl); others get ZSESSIONCLOSEDREQUIRESASLAUTH (-124)")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", time.Minute, "how often the container manager deletes empty containers and expired TTL nodes (virtual time), as znode.container.checkIntervalMs")
 	o.sasl.register(fs)
@@ -216,8 +223,8 @@ func parseArgs(args []string, stdout io.Writer) (options, error) {
 	if o.saslOption, err = o.sasl.option(); err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if o.secureAddr == "" && (o.tls.KeyStore != "" || o.tls.TrustStore != "") {
-		return o, fmt.Errorf("%w: -keystore and -truststore are for the TLS port: give -secure-addr too", errUsage)
+	if o.secureAddr == "" && (o.tls.KeyStore != "" || o.tls.TrustStore != "" || o.x509SuperUser != "") {
+		return o, fmt.Errorf("%w: -keystore, -truststore and -x509-superuser are for the TLS port: give -secure-addr too", errUsage)
 	}
 	if o.secureAddr != "" {
 		if n, m := len(strings.Split(o.secureAddr, ",")), len(strings.Split(o.addr, ",")); n != m {
@@ -396,7 +403,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
 	opts = append(opts, o.readOnly.options()...)
 	if o.secureAddr != "" {
-		opts = append(opts, model.WithX509()) // a secure client port: the x509 ACL scheme, as 3.8's Netty factory
+		// a secure client port: the x509 ACL scheme, as 3.8's Netty factory
+		opts = append(opts, model.WithX509(), model.WithX509SuperUser(o.x509SuperUser))
 	}
 	if o.enforceAuth != nil {
 		opts = append(opts, model.WithEnforceAuth(o.enforceAuth...))

@@ -16,7 +16,8 @@ import (
 // TestServeTLS: `zkmodel serve -secure-addr` serves go-zookeeper over TLS (its dialer option) from a PKCS12 key
 // store, with 3.8's defaults (TLSv1.2, a client certificate required: clients.TestStandInTLS measures them on
 // a real server), the client certificate's subject the x509 identity; POST /stop closes a server's TLS port with its plain one and /start opens both again; TLS
-// flags without -secure-addr, or a bad key store, are a usage error.
+// flags without -secure-addr, or a bad key store, are a usage error. With -x509-superuser the certificate of that
+// subject is the super user.
 func TestServeTLS(t *testing.T) {
 	p := tlstest.NewPKI(t)
 	settings := map[string]string{}
@@ -26,7 +27,8 @@ func TestServeTLS(t *testing.T) {
 	}
 	tlsFlags := []string{"-keystore", settings["ssl.keyStore.location"], "-keystore-password", settings["ssl.keyStore.password"],
 		"-truststore", settings["ssl.trustStore.location"], "-truststore-password", settings["ssl.trustStore.password"]}
-	s := serveInProcess(t, append([]string{"-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-secure-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0"}, tlsFlags...)...)
+	s := serveInProcess(t, append([]string{"-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-secure-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0",
+		"-x509-superuser", "CN=localhost"}, tlsFlags...)...)
 	secure := strings.Split(s.SecureAddr, ",")
 	if len(secure) != 3 {
 		t.Fatalf("startup secureAddr %q: want three addresses", s.SecureAddr)
@@ -53,6 +55,23 @@ func TestServeTLS(t *testing.T) {
 		if _, _, err := conn.Get(path); err != want {
 			t.Errorf("get %s (ACL x509:%s) over TLS with the client certificate: %v, want %v", path, dn, err, want)
 		}
+	}
+	// -x509-superuser: the certificate of subject CN=localhost is super, reading and writing a node whose ACL
+	// names another subject (clients.TestStandInTLS measures it); the client's own is not (above).
+	superTLS := &tls.Config{RootCAs: p.Pool, Certificates: []tls.Certificate{p.ServerAsClient()}}
+	super, superEvents, err := zk.Connect(secure[2:], 4*time.Second, zk.WithDialer(func(network, address string, timeout time.Duration) (net.Conn, error) {
+		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, superTLS)
+	}), zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(super.Close)
+	waitState(t, superEvents, zk.StateHasSession)
+	if _, err := super.Set("/x509-clien", []byte("super"), -1); err != nil {
+		t.Errorf("the x509 super user sets /x509-clien (ACL x509 of another subject): %v, want nil", err)
+	}
+	if data, _, err := super.Get("/x509-other"); err != nil || string(data) != "" {
+		t.Errorf("the x509 super user gets /x509-other (ACL x509:CN=other): %q %v, want \"\" nil", data, err)
 	}
 	handshake := func(addr string, cfg *tls.Config) (uint16, error) {
 		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)
@@ -89,6 +108,7 @@ func TestServeTLS(t *testing.T) {
 	for _, args := range [][]string{
 		append([]string{"serve"}, tlsFlags...),
 		{"serve", "-secure-addr", "127.0.0.1:0", "-keystore", "/nonexistent.p12"},
+		{"serve", "-x509-superuser", "CN=localhost"},
 		{"serve", "-addr", "127.0.0.1:0,127.0.0.1:0", "-secure-addr", "127.0.0.1:0", "-keystore", settings["ssl.keyStore.location"]},
 	} {
 		if _, err := parseArgs(args, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "usage") {

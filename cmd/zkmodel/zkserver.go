@@ -357,6 +357,9 @@ func settingsArgs(cfg dropin.Config) []string {
 	}
 	if cfg.SecureClientAddr != "" {
 		args = append(args, "-x509")
+		if cfg.X509SuperUser != "" {
+			args = append(args, "-x509-superuser", cfg.X509SuperUser)
+		}
 	}
 	if cfg.ReadOnlyMode {
 		args = append(args, "-readonly-mode")

@@ -42,6 +42,7 @@ type daemonOptions struct {
 	reconfig          bool                   // reconfigEnabled
 	skipACL           bool                   // zookeeper.skipACL=yes
 	x509              bool                   // a secure client port: the x509 ACL scheme
+	x509SuperUser     string                 // zookeeper.X509AuthenticationProvider.superUser ("": none)
 	readOnly          readOnlyFlags          // readonlymode.enabled, localSessionsEnabled
 	enforceAuth       string                 // the schemes enforce.auth requires, comma-separated ("": none)
 	servers           []model.EnsembleMember // the server.N lines (nil: -members servers of the model's default configuration)
@@ -94,6 +95,7 @@ func (o *daemonOptions) registerSettings(fs *flag.FlagSet) {
 	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
 	fs.BoolVar(&o.skipACL, "skip-acl", false, "zookeeper.skipACL=yes")
 	fs.BoolVar(&o.x509, "x509", false, "the server has a secure client port: the x509 ACL scheme (client certificates)")
+	fs.StringVar(&o.x509SuperUser, "x509-superuser", "", "zookeeper.X509AuthenticationProvider.superUser: the client certificate subject whose connection is super")
 	o.readOnly.register(fs)
 	fs.StringVar(&o.enforceAuth, "enforce-auth", "", "the schemes enforce.auth.schemes requires, comma-separated (empty: none)")
 }
@@ -105,7 +107,7 @@ func (o *daemonOptions) settingsOptions() ([]model.Option, error) {
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
 	opts = append(opts, o.readOnly.options()...)
 	if o.x509 {
-		opts = append(opts, model.WithX509())
+		opts = append(opts, model.WithX509(), model.WithX509SuperUser(o.x509SuperUser))
 	}
 	if o.enforceAuth != "" {
 		opts = append(opts, model.WithEnforceAuth(strings.Split(o.enforceAuth, ",")...))

@@ -188,3 +188,9 @@ func (p *PKI) ClientStores(t testing.TB, dir string) (keyStore, trustStore strin
 	}
 	return keyStore, trustStore
 }
+
+// ServerAsClient is the server's certificate and key for a tls.Config's Certificates: a second client
+// certificate the CA signed (the server's allows client authentication), of another subject, CN=localhost.
+func (p *PKI) ServerAsClient() tls.Certificate {
+	return tls.Certificate{Certificate: [][]byte{p.server.Raw, p.ca.Raw}, PrivateKey: p.serverKey}
+}

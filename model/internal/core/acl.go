@@ -26,11 +26,12 @@ const inProcessIP = "127.0.0.1"
 // credentials again.
 type sessionAuth struct {
 	ip    string   // the connection's remote address, the "ip" scheme's identity
-	ids   []authID // digest ids ("user:base64(sha1(user:password))") and sasl ids (the user), in the order added, without repeats
-	super bool     // a digest is the server's super digest, or the SASL user its super user: every check passes
+	ids   []authID // digest ids ("user:base64(sha1(user:password))"), sasl ids (the user), x509 ids and super ones, in the order added, without repeats
+	super bool     // the connection holds a super identity (see makeSuper): every check passes
 }
 
-// authID is one identity a connection holds besides its IP: scheme "digest", "sasl" or "x509".
+// authID is one identity a connection holds besides its IP: scheme "digest", "sasl", "x509" or "super".
+// ZooKeeper 3.8 gives a super user the identity super:"" (digest, SASL) or super:SUBJECT (x509) beside its own.
 type authID struct{ scheme, id string }
 
 // has reports whether the connection holds the identity.
@@ -54,15 +55,26 @@ func (c *Core) addSASL(sid int64, user string) {
 	}
 	s.auth.add("sasl", user)
 	if c.saslSuper != "" && user == c.saslSuper {
-		s.auth.super = true
+		s.auth.makeSuper("")
 	}
+}
+
+// makeSuper gives the connection the identity super:id, which passes every check.
+func (a *sessionAuth) makeSuper(id string) {
+	a.super = true
+	a.add("super", id)
 }
 
 // addX509 records that session sid's connection came with a client certificate whose subject is dn (as
 // X500Principal.getName writes it): the identity x509:dn, which 3.8's X509AuthenticationProvider gives a TLS
-// connection when its handshake completes.
+// connection when its handshake completes. When dn is the server's x509 super user
+// (zookeeper.X509AuthenticationProvider.superUser) the connection is super too, its identity super:dn added
+// first.
 func (c *Core) addX509(sid int64, dn string) {
 	if s, ok := c.sessions[sid]; ok {
+		if c.x509Super != "" && dn == c.x509Super {
+			s.auth.makeSuper(dn)
+		}
 		s.auth.add("x509", dn)
 	}
 }
@@ -86,7 +98,7 @@ func (c *Core) addAuth(sid int64, scheme string, data []byte) error {
 	case "digest":
 		id := digestID(data)
 		if c.super != "" && id == c.super {
-			s.auth.super = true
+			s.auth.makeSuper("")
 		}
 		s.auth.add("digest", id)
 		return nil
@@ -216,15 +228,12 @@ func (c *Core) authOrder(sid int64) []authID {
 
 // authInfoOrder returns every identity of the session's connection, ip first among equals, in the order
 // ZooKeeper 3.8 iterates them (for "auth" and whoAmI): its connection keeps them in a
-// ConcurrentHashMap-backed set (super:"" among them, for super), so they come in the order of the map's
+// ConcurrentHashMap-backed set (super ones among them), so they come in the order of the map's
 // buckets, then of insertion within a bucket. The table has 16 buckets and doubles when it reaches three
 // quarters full; the reordering a doubling can make inside a bucket is not modelled (it needs more than 12
 // identities on one connection).
 func (c *Core) authInfoOrder(s *session) []authID {
 	entries := 1 + len(s.auth.ids) // the ip identity
-	if s.auth.super {
-		entries++
-	}
 	buckets := 16
 	for entries >= buckets-buckets/4 {
 		buckets *= 2

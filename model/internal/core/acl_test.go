@@ -105,3 +105,43 @@ func TestIPMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthInfoOrderSuper checks a super user's identities (whoAmI's) against what ZooKeeper 3.8's whoAmI
+// listed for a connection from 127.0.0.1 (measured through rawzk on Debian's 3.8: the digest super user
+// boss, -Dzookeeper.DigestAuthenticationProvider.superDigest, and the x509 super user CN=localhost,
+// -Dzookeeper.X509AuthenticationProvider.superUser, in TestStandInTLS): super:"" or super:SUBJECT among the
+// others, where its hash puts it; a certificate of another subject is not super.
+func TestAuthInfoOrderSuper(t *testing.T) {
+	c := New(1, 0)
+	c.super = zk.DigestACL(zk.PermAll, "boss", "pw")[0].ID
+	c.x509ACL, c.x509Super = true, "CN=localhost"
+	identities := func(sid int64) string {
+		var got []string
+		for _, id := range c.authInfoOrder(c.sessions[sid]) {
+			got = append(got, id.scheme+":"+id.id)
+		}
+		return strings.Join(got, " ")
+	}
+	digest := c.createSession(0)
+	c.resetAuth(digest, "127.0.0.1")
+	if err := c.addAuth(digest, "digest", []byte("boss:pw")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := identities(digest), "super: ip:127.0.0.1 digest:"+c.super; got != want || !c.Authenticated(digest, "super") {
+		t.Errorf("the digest super user: %s (super %v), want %s", got, c.Authenticated(digest, "super"), want)
+	}
+	for _, tc := range []struct {
+		dn, want string
+		super    bool
+	}{
+		{"CN=localhost", "super:CN=localhost x509:CN=localhost ip:127.0.0.1", true},
+		{`CN=client,OU=clients,O=zkmodel\, tests`, `ip:127.0.0.1 x509:CN=client,OU=clients,O=zkmodel\, tests`, false},
+	} {
+		sid := c.createSession(0)
+		c.resetAuth(sid, "127.0.0.1")
+		c.addX509(sid, tc.dn)
+		if got := identities(sid); got != tc.want || c.Authenticated(sid, "super") != tc.super {
+			t.Errorf("certificate %s: %s (super %v), want %s (super %v)", tc.dn, got, c.Authenticated(sid, "super"), tc.want, tc.super)
+		}
+	}
+}

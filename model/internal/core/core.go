@@ -264,6 +264,7 @@ type Core struct {
 	saslSuper  string     // the SASL user that logging in makes super (zookeeper.superUser); "" for none
 	saslACL    bool       // the sasl ACL scheme is on (SASLAuthenticationProvider configured)
 	x509ACL    bool       // the x509 ACL scheme is on (a secure client port: X509AuthenticationProvider)
+	x509Super  string     // the client certificate subject that makes a connection super (zookeeper.X509AuthenticationProvider.superUser); "" for none
 	config     *dynConfig // the ensemble's configuration (reconfig.go); nil for a standalone server
 	reconfigOn bool       // reconfigEnabled
 	skipACL    bool       // zookeeper.skipACL=yes: no ACL check (WithSkipACL)

@@ -54,6 +54,7 @@ type Settings struct {
 	Reconfig      bool   // reconfigEnabled
 	SkipACL       bool   // zookeeper.skipACL=yes: no ACL check
 	X509ACLs      bool   // the x509 ACL scheme is on (the server has a secure client port)
+	X509SuperUser string // the client certificate subject whose connection is super (zookeeper.X509AuthenticationProvider.superUser); "" for none
 }
 
 // Configure applies the settings.
@@ -62,7 +63,7 @@ func (c *Core) Configure(s Settings) {
 	c.saslSuper, c.saslACL = s.SASLSuperUser, s.SASLACLs
 	c.reconfigOn = s.Reconfig
 	c.skipACL = s.SkipACL
-	c.x509ACL = s.X509ACLs
+	c.x509ACL, c.x509Super = s.X509ACLs, s.X509SuperUser
 }
 
 // ConfigureReaper sets the container manager's options: whether TTL nodes are allowed (extended types) and
