@@ -237,7 +237,7 @@ var challengeText = regexp.MustCompile(`^realm="zk-sasl-md5",nonce="[A-Za-z0-9+/
 // wrong password are AUTHFAILED and the server closes the connection (the session lives on, without the
 // identity); a null token closes the connection unanswered. ZooKeeper's quirk is there too: a user the JAAS
 // section lacks is checked against the password of the last listed user a login named (on any connection).
-// The super user reads everything. Meanwhile another client's session sees nothing of it.
+// The super user reads everything, and whoAmI lists super (an empty user) among its identities. Meanwhile another client's session sees nothing of it.
 func TestSASLTokens(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
@@ -252,6 +252,7 @@ nosuch/secret (jaasuser named last): <nil> [sasl:nosuch ip:127.0.0.1]
 nosuch/otherpw (jaasuser named last): zk: client authentication failed
 other/wrong: zk: client authentication failed
 nosuch/otherpw (other named last): <nil> [sasl:nosuch ip:127.0.0.1]
+the super user's whoAmI: [super: sasl:boss ip:127.0.0.1] <nil>
 read of jaasuser's node: jaasuser <nil>, other zk: not authenticated, anonymous zk: not authenticated, boss <nil>
 bystander: same session true, read ok
 `
@@ -329,6 +330,8 @@ bystander: same session true, read ok
 			t.Fatalf("%s: %v", tg.name, err)
 		}
 		read := func(c *rawzk.Conn) error { _, _, err := c.Get(ctx, "/sasl-raw/mine"); return err }
+		bossIDs, err := boss.WhoAmI(ctx)
+		fmt.Fprintf(&out, "the super user's whoAmI: %v %v\n", bossIDs, err)
 		fmt.Fprintf(&out, "read of jaasuser's node: jaasuser %v, other %v, anonymous %v, boss %v\n", read(owner), read(other), read(saslConn(ctx, t, tg)), read(boss))
 		if err := boss.Delete(ctx, "/sasl-raw/mine", -1); err != nil {
 			t.Errorf("%s: super deletes /sasl-raw/mine: %v", tg.name, err)
