@@ -95,5 +95,5 @@ fidelity: zookeeper ## compare the model with a real ensemble on N random operat
 	$(GO) test -count=1 -timeout 60m -v -run 'TestDifferential$$' ./differential -rapid.checks=$(or $(N),500) -rapid.nofailfile
 
 gozk: zookeeper ## go-zookeeper v1.0.4's own integration suite on real ZooKeeper and on the stand-in (dropin/bin), as a table in out/gozk/suite.md
-	@$(GO) test -count=1 -timeout 20m -v -run '^TestGoZookeeperSuite$$' ./dropin -gozk.table=$(CURDIR)/out/gozk/suite.md $(if $(GOZK_SHARDS),-gozk.shards=$(GOZK_SHARDS)) $(if $(GOZK_STANDIN),-gozk.standin=$(GOZK_STANDIN)) \
+	@$(GO) test -count=1 -timeout 20m -v -run '^TestGoZookeeperSuite$$' ./clients/gozk -gozk.table=$(CURDIR)/out/gozk/suite.md $(if $(GOZK_SHARDS),-gozk.shards=$(GOZK_SHARDS)) $(if $(GOZK_STANDIN),-gozk.standin=$(GOZK_STANDIN)) \
 		| grep -v -E '^(=== RUN|PASS$$)'; status=$${PIPESTATUS[0]}; test -f out/gozk/suite.md && cat out/gozk/suite.md; exit $$status

@@ -345,7 +345,7 @@ func TestStandInReadOnlyClients(t *testing.T) {
 	}
 	t.Run("zkmodel serve", func(t *testing.T) {
 		fake, stop := startServe(ctx, t, "-addr", "127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "-control", "127.0.0.1:0",
-			"-4lw-whitelist", "*", "-readonly-mode", "-local-sessions")
+			"-4lw-whitelist", "*", "-readonly-mode", "-local-sessions", "-clock", "wall") // read-only 2 s after the quorum is lost
 		t.Cleanup(stop)
 		stopServer, startServer := serveControl(ctx, fake.Control, "stop"), serveControl(ctx, fake.Control, "start")
 		if err := stopServer(2); err != nil {

@@ -3,14 +3,13 @@ package clients
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkmodel/zkmodel/internal/flwgolden"
+	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/realzk"
 )
 
@@ -20,7 +19,7 @@ const notServing = "This ZooKeeper instance is not currently serving requests\n"
 // TestStandInAnswersAsReal: Debian's zkServer.sh and the stand-in, started alike from standard zoo.cfg files
 // (a 3-server ensemble and a standalone server, every four-letter word allowed or 3.8's default whitelist,
 // a JAAS file in SERVER_JVMFLAGS and the SASL provider in zoo.cfg), answer every measured four-letter word
-// as Debian's ZooKeeper 3.8.0 answered it (model/testdata/flw, but for the volatile figures): as leader,
+// as Debian's ZooKeeper 3.8.0 answered it (conformance/flw, but for the volatile figures): as leader,
 // follower, standalone server, and the one server left of three; go-zookeeper's FLWRuok and kazoo's
 // server_version() and command() get the same from both.
 func TestStandInAnswersAsReal(t *testing.T) {
@@ -28,7 +27,6 @@ func TestStandInAnswersAsReal(t *testing.T) {
 	t.Cleanup(cancel) // after the parallel subtests
 	flags := "-Djava.security.auth.login.config=" + serverJAAS(t) + " -Dzookeeper.superUser=" + saslSuperUser
 	sasl := "authProvider.1=" + saslAuthProvider
-	golden := filepath.Join("..", "model", "testdata", "flw")
 	for _, side := range []struct{ name, script string }{{"real", realZkServer}, {"stand-in", ""}} {
 		t.Run(side.name, func(t *testing.T) {
 			t.Parallel()
@@ -39,12 +37,12 @@ func TestStandInAnswersAsReal(t *testing.T) {
 			// every asks addr each measured word and compares the answers with scenario's.
 			every := func(addr, scenario string) {
 				t.Helper()
-				for _, word := range flwgolden.Words {
+				for _, word := range conformance.FourLetterWords {
 					answer, err := realzk.FourLetter(ctx, addr, word)
 					if err != nil {
 						t.Fatalf("%s to %s (%s): %v", word, addr, scenario, err)
 					}
-					if err := flwgolden.Check(golden, scenario, word, answer); err != nil {
+					if err := conformance.CheckFourLetterWord(scenario, word, answer); err != nil {
 						t.Error(err)
 					}
 				}

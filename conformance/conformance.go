@@ -21,6 +21,13 @@
 // The suite is safe on a shared server: every rule works under its own fresh base path
 // (/conformance-<random>/<n>), cleans up after itself, never assumes the tree is empty, and
 // compares zxids and times only relative to each other.
+//
+// Three more kinds of rule live here, each measured on ZooKeeper 3.8: RunRecipes checks package recipe's
+// lock, read-write lock, semaphore and election against a RecipeEnv (recipes*.go), on the model and on a real
+// ensemble; CheckFourLetterWord matches a four-letter word's answer against the answer Debian's ZooKeeper 3.8.0
+// gave in the same mode (flw.go; the answers in flw/); RunWireRecordings replays sessions recorded on a real
+// 3.8 server to a server under test and compares every frame it answers (wire.go; the recordings in wire/).
+// Where a new fidelity test goes (here, in package differential, or in clients/) is in docs/fidelity.md.
 package conformance
 
 import (

@@ -41,7 +41,11 @@
 // the model, on the model through the wire, and on the real ensemble, and compare each model side
 // with the real one (make fidelity reports the mismatches of both). TestWireBadInput sends the same
 // raw bytes — garbage, oversized frames, wrong passwords, unknown opcodes — to a real server and to
-// the model's listener and compares the answers.
+// the model's listener and compares the answers. TestFourLetterWordsRealAndModel and
+// TestNamespaceMetricsRealAndModel (flw_test.go) make the same requests on both and compare the
+// four-letter words' answers: go-zookeeper's FLW functions, srvr's and mntr's keys, mntr's per-namespace
+// figures. TestReconnectionGap (reconnection_test.go) severs a raw client's connection on both and compares
+// what setWatches2 makes its watches report of the writes made while it was away.
 //
 // The real and wire sides make delivery deterministic before they collect events: after every step
 // each live session does a Sync and a read, and go-zookeeper hands a watch notification to its

@@ -54,9 +54,13 @@ type Config struct {
 	// a zoo.cfg line readonlymode.enabled=true becomes zookeeper.readonlymode.enabled, which nothing reads —
 	// measured): a server of an ensemble without a quorum serves read-only sessions.
 	ReadOnlyMode bool
-	// LocalSessions is localSessionsEnabled: a read-only server gives read-only sessions (local ones) rather
-	// than answering their connect requests with NotReadOnly.
+	// LocalSessions is localSessionsEnabled: the sessions an ensemble's servers make are local ones, and a
+	// read-only server gives read-only sessions (local ones) rather than answering their connect requests with
+	// NotReadOnly.
 	LocalSessions bool
+	// LocalSessionsUpgrading is localSessionsUpgradingEnabled: a local session that creates an ephemeral node
+	// is made global rather than refused with EphemeralOnLocalSession.
+	LocalSessionsUpgrading bool
 	// SkipACL is zookeeper.skipACL=yes: skipACL=yes in zoo.cfg (which a real server makes that system
 	// property, overriding -Dzookeeper.skipACL) or the JVM flag. Nothing but "yes" turns it on, as in Java.
 	SkipACL bool
@@ -214,6 +218,11 @@ func LoadConfig(path, jvmFlags string) (Config, error) {
 	}
 	if p, ok := get("localSessionsEnabled"); ok {
 		if c.LocalSessions, err = parseBool(p); err != nil {
+			return Config{}, err
+		}
+	}
+	if p, ok := get("localSessionsUpgradingEnabled"); ok {
+		if c.LocalSessionsUpgrading, err = parseBool(p); err != nil {
 			return Config{}, err
 		}
 	}

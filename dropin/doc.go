@@ -22,6 +22,9 @@
 // tickTime other than the one the cluster's daemon started with. Sessions expire on
 // the wall clock: the daemon moves the model's virtual clock along with it.
 //
+// go-zookeeper's integration suite runs on the stand-in and on Debian's ZooKeeper side by side in package
+// clients/gozk (make gozk).
+//
 // The daemon exits once no member's process is left and either every dataDir its members named has been
 // removed (a test's temporary directory, say) or the linger time has passed since the last one left
 // (ZKMODEL_LINGER, a Go duration, 30s by default): within that window a cluster whose processes were all

@@ -157,12 +157,12 @@ func TestReadFrame(t *testing.T) {
 	}
 }
 
-// recordedFrames returns the frames of the sessions recorded on a real server (model/testdata/wire), the
+// recordedFrames returns the frames of the sessions recorded on a real server (conformance/wire), the
 // client's and the server's.
 func recordedFrames(t testing.TB) (client, server [][]byte) {
-	paths, err := filepath.Glob("../model/testdata/wire/*.rec")
+	paths, err := filepath.Glob("../conformance/wire/*.rec")
 	if err != nil || len(paths) == 0 {
-		t.Fatalf("no recordings in model/testdata/wire (%v)", err)
+		t.Fatalf("no recordings in conformance/wire (%v)", err)
 	}
 	for _, p := range paths {
 		f, err := os.Open(p)

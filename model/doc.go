@@ -78,7 +78,7 @@
 // replies and notifications to be delivered (Deliver), its connect requests after the first to be answered
 // (Reconnect), and the faults drop its connection as they drop a *Conn's. What goes over the wire — replies, error codes,
 // zxids, notification order, refused resumes, bad input — is what a real 3.8 server sends, checked by golden
-// tests that replay sessions recorded on one (testdata/wire) and by tests that send the same raw bytes to
+// tests that replay sessions recorded on one (conformance/wire) and by tests that send the same raw bytes to
 // both. The client's own behaviour (reconnecting, re-sending watches, pinging) is the real client's.
 //
 // With WithSASL the wire front end also answers SASL logins (DIGEST-MD5, as 3.8 does with a JAAS Server
@@ -115,8 +115,8 @@
 // SASL mechanisms other than DIGEST-MD5 (Kerberos/GSSAPI; see WithSASL), x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
 // maxPerMinute (a pass deletes all its candidates at one instant, in path order), quotas, a reconfig that
 // moves a running server's ports (dynamic reconfiguration itself is modelled: WithReconfig, reconfig.go),
-// local sessions beyond read-only mode (WithLocalSessions: every read-write session stays global, so an
-// ephemeral never gets EphemeralOnLocalSession), and the replication between servers of an ensemble (the
+// local sessions of the model's own clients (Connect: only sessions made over the wire are local with
+// WithLocalSessions, localsession.go), and the replication between servers of an ensemble (the
 // emulated ensemble's servers share one state that never lags; Sync returns at once). Read-only mode is
 // modelled: WithReadOnlyMode, readonly.go.
 package model

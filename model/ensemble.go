@@ -38,6 +38,7 @@ type ensembleState struct {
 	addrs      [][]string             // the addresses they were opened on, to listen on again after a restart
 	traceMasks map[int]int64          // members' trace masks, once stmk set them (flw.go)
 	reads      []core.NamespaceCounts // each member's reads per namespace since it started (nsmetrics.go; the writes are the core's)
+	looking    map[int]int64          // when (virtual ms) each member last began to run without a quorum (readonly.go)
 }
 
 func newEnsemble(ids []int64) ensembleState {
@@ -328,11 +329,14 @@ func (s *Server) stopMember(i int) {
 	}
 	s.ens.listeners[i] = nil
 	s.endReadOnlySessions([]int{i}) // its local sessions die with it
+	s.endLocalSessions([]int{i})
 	dropped := s.dropMember(i, fmt.Sprintf("server s%d stopped", i))
 	quorum, _ := s.quorum()
 	switch {
 	case !quorum && s.ens.leader >= 0:
 		s.ens.leader = -1
+		s.endLocalSessions(nil) // every server stops serving: their local sessions are gone
+		s.lookFrom(s.othersRunning(i))
 		for m := range s.ens.size() {
 			dropped += s.dropMember(m, "no quorum: server s"+strconv.Itoa(m)+" is not serving")
 		}
@@ -371,6 +375,9 @@ func (s *Server) startMember(i int) error {
 		s.record(nil, "start", "server s%d started: quorum back, s%d leads, session deadlines restart", i, s.ens.leader)
 		return nil
 	}
+	if s.ens.leader < 0 {
+		s.lookFrom([]int{i})
+	}
 	s.record(nil, "start", "server s%d started", i)
 	return nil
 }
@@ -379,6 +386,7 @@ func (s *Server) startMember(i int) error {
 // ZooKeeper's election then prefers the highest server id) and restarts every session's expiry deadline, as
 // a new leader's session tracker does. Caller holds s.mu.
 func (s *Server) elect() {
+	s.endLocalSessions(nil) // every server restarts its session tracker: the local sessions are gone
 	for m := s.ens.size() - 1; m >= 0; m-- {
 		if !s.ens.down[m] && s.voter(m) {
 			s.ens.leader = m

@@ -33,9 +33,22 @@ func (s *Server) AppendState(b []byte) []byte {
 	}
 	b = strconv.AppendInt(append(b, "leader "...), int64(s.ens.leader), 10)
 	b = append(b, '\n')
+	for _, m := range slices.Sorted(maps.Keys(s.ens.looking)) {
+		if !s.cfg.readOnly {
+			break // read only by a read-only mode's wait (readOnlyMember)
+		}
+		b = strconv.AppendInt(append(b, "looking "...), int64(m), 10)
+		b = strconv.AppendInt(append(b, ' '), s.ens.looking[m], 10)
+		b = append(b, '\n')
+	}
 	for _, id := range slices.Sorted(maps.Keys(s.roSessions)) {
 		b = strconv.AppendInt(append(b, "read-only session "...), id, 10)
 		b = strconv.AppendInt(append(b, ' '), int64(s.roSessions[id]), 10)
+		b = append(b, '\n')
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.localSess)) {
+		b = strconv.AppendInt(append(b, "local session "...), id, 10)
+		b = strconv.AppendInt(append(b, ' '), int64(s.localSess[id]), 10)
 		b = append(b, '\n')
 	}
 	for _, t := range slices.Sorted(maps.Keys(s.sessionSets)) {

@@ -19,7 +19,7 @@ import (
 
 // This file is the four-letter words: a connection whose first four bytes are one of ZooKeeper 3.8's words
 // (srvr, ruok, mntr, …) gets a text answer and is closed, as a real server answers them (measured on Debian's
-// 3.8.0; the answers are in testdata/flw, the rules in its README). The core supplies the figures (node count,
+// 3.8.0; the answers are in conformance/flw, the rules in its README). The core supplies the figures (node count,
 // sessions, ephemerals, watches, zxid), this front end formats them per server of the ensemble.
 
 // zkVersion is the version line Debian's ZooKeeper 3.8.0 prints, byte for byte. go-zookeeper's FLWSrvr cannot
@@ -570,7 +570,8 @@ func (s *Server) mntr(v memberView) string {
 		"zk_ephemerals_count":      strconv.Itoa(v.fig.Ephemerals),
 		"zk_num_alive_connections": strconv.Itoa(len(v.conns)),
 		"zk_znode_count":           strconv.Itoa(v.fig.Nodes),
-		"zk_global_sessions":       strconv.Itoa(v.fig.Sessions),
+		"zk_global_sessions":       strconv.Itoa(v.fig.Sessions - len(s.localSess) - len(s.roSessions)),
+		"zk_local_sessions":        strconv.Itoa(s.localSessionCount(v.member)),
 		"zk_watch_count":           strconv.Itoa(v.count),
 		"zk_approximate_data_size": strconv.FormatInt(v.fig.DataSize, 10),
 		"zk_uptime":                strconv.FormatInt(uptime, 10),

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkmodel/zkmodel/internal/flwgolden"
+	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/model"
 )
 
@@ -38,7 +37,7 @@ func askWord(t *testing.T, addr, word string) string {
 }
 
 // TestFourLetterWordsGolden: every word, asked of a fresh server in each mode, with every word allowed and
-// with 3.8's default whitelist, answers as Debian's ZooKeeper 3.8.0 answered (testdata/flw), but for the
+// with 3.8's default whitelist, answers as Debian's ZooKeeper 3.8.0 answered (conformance/flw), but for the
 // volatile figures.
 func TestFourLetterWordsGolden(t *testing.T) {
 	ensemble := func(opts ...model.Option) (*model.Server, []string) {
@@ -73,8 +72,8 @@ func TestFourLetterWordsGolden(t *testing.T) {
 		{"default-whitelist-noquorum", noQuorum()},
 	}
 	for _, sc := range scenarios {
-		for _, word := range flwgolden.Words {
-			if err := flwgolden.Check(filepath.Join("testdata", "flw"), sc.dir, word, askWord(t, sc.addr, word)); err != nil {
+		for _, word := range conformance.FourLetterWords {
+			if err := conformance.CheckFourLetterWord(sc.dir, word, askWord(t, sc.addr, word)); err != nil {
 				t.Error(err)
 			}
 		}
@@ -147,7 +146,7 @@ func TestFourLetterWordsFigures(t *testing.T) {
 }
 
 // TestFourLetterWordsGoZookeeper: go-zookeeper's helpers get what they get from a real 3.8 server (see
-// realzk's TestFourLetterWordsRealAndModel): FLWSrvr cannot parse 3.8's version line, FLWRuok sees imok
+// differential's TestFourLetterWordsRealAndModel): FLWSrvr cannot parse 3.8's version line, FLWRuok sees imok
 // (false when ruok is not in the whitelist), FLWCons reports a failure for the word's own connection line
 // but parses the session's.
 func TestFourLetterWordsGoZookeeper(t *testing.T) {
@@ -338,7 +337,7 @@ func waitSession(t *testing.T, conn *zk.Conn) {
 }
 
 // TestNamespaceMetricsPerMember: in an ensemble, a namespace's writes are listed by every server and its reads
-// by the server that served them, from its last start (realzk's TestNamespaceMetricsRealAndModel measures
+// by the server that served them, from its last start (differential's TestNamespaceMetricsRealAndModel measures
 // the figures on a real server).
 func TestNamespaceMetricsPerMember(t *testing.T) {
 	srv, addrs, conn := ensembleWithSession(t)

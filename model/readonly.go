@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/zkmodel/zkmodel/jute"
 )
@@ -26,23 +27,44 @@ import (
 //     resuming one gets the expired-session response; the ensemble's sessions resume with their ephemerals,
 //     and a new connect gets a read-write session (readOnly byte false) whether it asks for read-only or not.
 //
-// Not modelled: the ~2 s a real server waits before it goes read-only (the model's is at once), and the
-// expiry of read-only sessions while no quorum runs. A read-only session resumed on another read-only server
+// A server goes read-only max(2 s, tickTime) after it loses its quorum or starts without one (readOnlyDelay);
+// before, it is not serving. Not modelled: the expiry of read-only sessions while no quorum runs. A read-only session resumed on another read-only server
 // gets the expired-session response (not measured).
 
 // WithReadOnlyMode lets a server that runs without a quorum serve read-only sessions, as ZooKeeper 3.8's
 // readonlymode.enabled=true system property does.
 func WithReadOnlyMode() Option { return func(c *config) { c.readOnly = true } }
 
-// WithLocalSessions is ZooKeeper 3.8's localSessionsEnabled=true as far as read-only mode needs it: a
+// WithLocalSessions is ZooKeeper 3.8's localSessionsEnabled=true: the sessions an ensemble's servers make over
+// the wire are local (localsession.go; WithLocalSessionsUpgrading for localSessionsUpgradingEnabled), and a
 // read-only server gives new read-only sessions (local ones); without it, it answers their connect requests
-// with NotReadOnly. The model's other sessions stay global (ephemerals on them are not refused).
+// with NotReadOnly.
 func WithLocalSessions() Option { return func(c *config) { c.localSessions = true } }
 
-// readOnlyMember reports whether member i is a read-only server: read-only mode is on and it runs without a
-// quorum. Caller holds s.mu.
+// readOnlyMember reports whether member i is a read-only server: read-only mode is on and it has run without
+// a quorum for readOnlyDelay. Caller holds s.mu.
 func (s *Server) readOnlyMember(i int) bool {
-	return s.cfg.readOnly && i >= 0 && i < s.ens.size() && !s.ens.down[i] && s.ens.leader < 0
+	return s.cfg.readOnly && i >= 0 && i < s.ens.size() && !s.ens.down[i] && s.ens.leader < 0 &&
+		s.core.Now() >= s.ens.looking[i]+s.readOnlyDelay().Milliseconds()
+}
+
+// readOnlyDelay is how long a server without a quorum waits before it serves read-only: 3.8's QuorumPeer
+// starts its read-only server max(2000 ms, tickTime) after it begins to look for a leader, if it still
+// looks (measured: isro answers null, and a connect request is closed unanswered, until about 2.0 s after
+// the quorum is lost or the server starts alone with tickTime 500, about 3.05 s with tickTime 3000).
+func (s *Server) readOnlyDelay() time.Duration { return max(2*time.Second, s.cfg.tick) }
+
+// lookFrom records that the given running members begin now to run without a quorum. Caller holds s.mu.
+func (s *Server) lookFrom(members []int) {
+	if s.ens.looking == nil {
+		s.ens.looking = map[int]int64{}
+	}
+	for _, m := range members {
+		s.ens.looking[m] = s.core.Now()
+	}
+	if s.cfg.readOnly && len(members) > 0 {
+		s.record(nil, "read-only", "servers %v run without a quorum: read-only %s from now", members, s.readOnlyDelay())
+	}
 }
 
 // readOnlyConnect decides a connect request to a member that does not serve read-write. It reports whether

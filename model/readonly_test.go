@@ -3,7 +3,9 @@ package model_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,14 @@ func TestReadOnlyModeOnTheEnsemble(t *testing.T) {
 				if err := srv.StopServer(i); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if tc.isro == "ro" {
+				// 3.8 serves read-only only max(2 s, tickTime) after it loses its quorum (TestReadOnlyDelay).
+				srv.Advance(2*time.Second - time.Millisecond)
+				if got := readOnlyState(ctx, t, srv, addrs[0]); got != "not serving, isro null, connect closed" {
+					t.Errorf("1999 ms after the quorum is lost: %s, want not serving, isro null, connect closed", got)
+				}
+				srv.Advance(time.Millisecond)
 			}
 			if got, _ := srv.Mode(0); got != tc.mode {
 				t.Errorf("Mode(0) = %q, want %q", got, tc.mode)
@@ -109,4 +119,82 @@ func TestReadOnlyModeOnTheEnsemble(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadOnlyDelay: a server of an emulated ensemble with WithReadOnlyMode that loses its quorum, or starts
+// without one, is not serving — Mode "not serving", isro null, a connect request asking for read-only closed
+// unanswered — until max(2 s, tickTime) of the virtual clock have passed, and read-only from then on, as 3.8's
+// QuorumPeer runs it (measured through clients.TestStandInReadOnlyDelay: about 2.0 s with tickTime 500 ms,
+// 3.05 s with tickTime 3 s).
+func TestReadOnlyDelay(t *testing.T) {
+	for _, tc := range []struct {
+		tick, delay time.Duration
+	}{
+		{500 * time.Millisecond, 2 * time.Second},
+		{2 * time.Second, 2 * time.Second},
+		{3 * time.Second, 3 * time.Second},
+	} {
+		t.Run(tc.tick.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv := model.NewTestServer(t, model.WithEnsemble(3), model.WithTickTime(tc.tick), model.WithReadOnlyMode(),
+				model.WithLocalSessions(), model.WithFourLetterWords("isro"))
+			addrs, err := srv.ListenEnsemble(3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const before, after = "not serving, isro null, connect closed", "read-only, isro ro, a read-only session"
+			var got []string
+			observe := func(what string) { got = append(got, what+": "+readOnlyState(ctx, t, srv, addrs[0])) }
+			for _, event := range []struct {
+				name  string
+				steps []model.Step
+			}{
+				{"quorum lost", []model.Step{{Kind: model.StopServer, Server: 1}, {Kind: model.StopServer, Server: 2}}},
+				{"started alone", []model.Step{{Kind: model.StopServer, Server: 0}, {Kind: model.StartServer, Server: 0}}},
+			} {
+				for _, st := range event.steps {
+					if err := srv.Do(st); err != nil {
+						t.Fatal(err)
+					}
+				}
+				observe(event.name)
+				srv.Advance(tc.delay - time.Millisecond)
+				observe("the delay but 1 ms later")
+				srv.Advance(time.Millisecond)
+				observe("the delay later")
+			}
+			want := []string{"quorum lost: " + before, "the delay but 1 ms later: " + before, "the delay later: " + after,
+				"started alone: " + before, "the delay but 1 ms later: " + before, "the delay later: " + after}
+			if !slices.Equal(got, want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// readOnlyState says what server 0 of srv (at addr) is to a client: its mode, isro's answer, and what a
+// connect request asking for read-only gets.
+func readOnlyState(ctx context.Context, t *testing.T, srv *model.Server, addr string) string {
+	t.Helper()
+	mode, err := srv.Mode(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := ""
+	b, resp, err := rawzk.DialBare(ctx, addr, jute.ConnectRequest{TimeOut: 10000, HasReadOnly: true, ReadOnly: true})
+	switch {
+	case errors.Is(err, io.EOF):
+		connect = "connect closed"
+	case err != nil:
+		connect = "connect: " + err.Error()
+	case resp.ReadOnly:
+		connect = "a read-only session"
+	default:
+		connect = fmt.Sprintf("a session %+v", resp)
+	}
+	if b != nil {
+		b.Close()
+	}
+	return fmt.Sprintf("%s, isro %s, %s", mode, strings.TrimSpace(askWord(t, addr, "isro")), connect)
 }

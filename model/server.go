@@ -33,6 +33,7 @@ type Server struct {
 	// until they pass).
 	sessionSets map[int64]bool
 	roSessions  map[int64]int // read-only (local) sessions and the member each is on (readonly.go)
+	localSess   map[int64]int // read-write local sessions and the member each is on (localsession.go)
 }
 
 type config struct {
@@ -54,8 +55,9 @@ type config struct {
 	skipACL     bool             // WithSkipACL
 	enforceAuth []string         // WithEnforceAuth: the schemes a connection must hold one of
 
-	readOnly      bool // WithReadOnlyMode
-	localSessions bool // WithLocalSessions
+	readOnly       bool // WithReadOnlyMode
+	localSessions  bool // WithLocalSessions
+	localUpgrading bool // WithLocalSessionsUpgrading
 
 	fourLetterWords []string // WithFourLetterWords; nil: DefaultFourLetterWords
 }
@@ -267,7 +269,13 @@ func (s *Server) stepping() (done func()) {
 }
 
 func (s *Server) expire(sid int64) {
-	notes, ok := s.core.CloseSession(sid)
+	closeSession := s.core.CloseSession
+	if s.isLocalSession(sid) {
+		closeSession = s.core.CloseLocalSession // a local session's expiry is no transaction (measured)
+		delete(s.localSess, sid)
+		delete(s.roSessions, sid)
+	}
+	notes, ok := closeSession(sid)
 	if !ok {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 // options it is given replace the server's, and an option that is not given returns to its default — as a
 // server started again without a JVM flag no longer has it. These options may be given: WithSuperDigest,
 // WithSASL, WithSkipACL, WithReconfig, WithExtendedTypes, WithContainerCheckInterval, WithSessionTimeouts,
-// WithReadOnlyMode, WithLocalSessions and WithFourLetterWords. The tree, the sessions and the ensemble stay as they are; new logins, ACL checks,
+// WithReadOnlyMode, WithLocalSessions, WithLocalSessionsUpgrading and WithFourLetterWords. The tree, the sessions and the ensemble stay as they are; new logins, ACL checks,
 // session negotiations and four-letter words follow the new settings (a connection keeps the identities it
 // has: a real restart closes every connection, as StopServer does). Options that make the server what it is
 // (WithSeed, WithTickTime, WithStartTime, WithManualTransport, WithObserver, WithEnsemble, WithMembers) are

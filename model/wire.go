@@ -474,21 +474,28 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 		if slot == nil || slot.link != nil {
 			slot = s.newWireClient()
 		}
-		if readOnly {
-			slot.session = s.core.CreateLocalSession(timeout) // a read-only server's session is no transaction
+		local := !readOnly && s.localSessionsOn()
+		if readOnly || local {
+			slot.session = s.core.CreateLocalSession(timeout) // a local session is no transaction
 		} else {
 			slot.session = s.core.CreateSession(timeout)
 		}
 		s.record(slot, "connect", "session %#x timeout=%s", slot.session, timeout)
-		if readOnly {
+		switch {
+		case readOnly:
 			s.openedReadOnly(slot, l.member)
+		case local:
+			s.openedLocal(slot, l.member)
 		}
 	} else {
 		sess, alive := s.core.Session(req.SessionID)
 		owner := s.owner(req.SessionID)
-		if !alive || !bytes.Equal(req.Passwd, s.password(req.SessionID)) || owner == nil || !owner.wireClient {
+		if !alive || !bytes.Equal(req.Passwd, s.password(req.SessionID)) || owner == nil || !owner.wireClient || s.localElsewhere(req.SessionID, l.member) {
 			why := "expired or unknown"
-			if alive {
+			switch {
+			case s.localElsewhere(req.SessionID, l.member):
+				why = "a local session of another server"
+			case alive:
 				why = "wrong password"
 			}
 			s.record(l.slot, "reconnect", "session %#x refused (%s)", req.SessionID, why)
@@ -628,7 +635,10 @@ func (s *Server) applyWire(c *Conn, cl *call) {
 		detail = "error marshalling"
 	case s.readOnlyHandles(c, w.op):
 		detail, hangUp = s.applyReadOnly(c, cl)
+	case s.localAnswers(c, cl):
+		detail, hangUp = s.applyLocal(c, cl)
 	case cl.req != nil:
+		s.upgradeForEphemeral(c, cl)
 		detail = s.applyCore(c, cl)
 		hangUp = cl.req.Op == core.OpCloseSession
 	default:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/jute"
 	"github.com/zkmodel/zkmodel/model"
 )
@@ -19,16 +20,20 @@ var fuzzServer struct {
 
 // FuzzWireStream sends a session's connect request and then arbitrary bytes to the model's wire front end:
 // whatever they are, the server must not panic or hang, and a well-behaved client on the same server must
-// still be served. Seeded with the recorded sessions' client frames and a SASL exchange (the server has SASL users).
+// still be served. Seeded with the recorded sessions' client frames (conformance/wire) and a SASL exchange
+// (the server has SASL users).
 //
 //	go test -run '^$' -fuzz FuzzWireStream -fuzztime 30s ./model
 func FuzzWireStream(f *testing.F) {
-	for _, path := range []string{"testdata/wire/gozk-session.rec", "testdata/wire/raw-session.rec", "testdata/wire/raw-watches.rec"} {
-		rec := loadRecording(&testing.T{}, path)
+	recs, err := conformance.WireRecordings()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, rec := range recs {
 		var stream []byte
-		for _, st := range rec.steps[1:] {
-			if st.conn == 1 {
-				stream = jute.AppendFrame(stream, st.frame)
+		for _, st := range rec.Steps[1:] {
+			if st.Conn == 1 {
+				stream = jute.AppendFrame(stream, st.Frame)
 			}
 		}
 		f.Add(stream)

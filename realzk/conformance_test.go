@@ -111,7 +111,7 @@ const ttlCheckInterval = 100 * time.Millisecond
 // it needs zookeeper.extendedTypesEnabled=true and a short znode.container.checkIntervalMs, both Java system
 // properties). Advance sleeps: the server's container manager runs on its wall clock.
 func TestConformanceTTL(t *testing.T) {
-	e := startForTest(t, Config{Servers: 1, SystemProperties: map[string]string{
+	e := StartForTest(t, Config{Servers: 1, SystemProperties: map[string]string{
 		"zookeeper.extendedTypesEnabled":  "true",
 		"znode.container.checkIntervalMs": strconv.FormatInt(ttlCheckInterval.Milliseconds(), 10),
 	}})
@@ -151,7 +151,7 @@ func directConnect(e *Ensemble) func(t *testing.T, sessionTimeout time.Duration)
 // and the super user SharedSuperUser (never ZK_SERVERS: the rules change its membership, with servers it
 // does not run, and put it back).
 func TestConformanceReconfig(t *testing.T) {
-	e := startForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true"},
+	e := StartForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true"},
 		SystemProperties: map[string]string{SuperDigestProperty: SuperDigest(SharedSuperUser)}})
 	conformance.Run(t, conformance.Target{
 		Connect:   directConnect(e),
@@ -164,7 +164,7 @@ func TestConformanceReconfig(t *testing.T) {
 // TestConformanceSkipACL runs the skipACL rules on a 3-server ensemble of its own with reconfigEnabled=true and
 // skipACL=yes in zoo.cfg, as model.TestWireConformance/skipacl's.
 func TestConformanceSkipACL(t *testing.T) {
-	e := startForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true", "skipACL": "yes"}})
+	e := StartForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true", "skipACL": "yes"}})
 	conformance.Run(t, conformance.Target{
 		Connect:  directConnect(e),
 		Reconfig: &conformance.Reconfig{Enabled: true, Servers: e.Servers()},
@@ -182,7 +182,7 @@ func TestConformanceReconfigSASL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := startForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true"},
+	e := StartForTest(t, Config{ExtraConfig: map[string]string{"reconfigEnabled": "true"},
 		SystemProperties: map[string]string{"java.security.auth.login.config": jaas, "zookeeper.superUser": super[0]}})
 	conformance.Run(t, conformance.Target{
 		Connect:  directConnect(e),

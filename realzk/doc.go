@@ -53,6 +53,15 @@
 //
 // Tests on a shared ensemble use their own znode paths.
 //
+// The package's own tests are of three kinds (docs/fidelity.md says where a new test goes). The harness
+// itself: ensembles, proxies, teardown, the wire counter, four-letter parsing, and what go-zookeeper does
+// (below). The real side of conformance's rules: conformance_test.go runs conformance.Run and
+// recipe_suite_test.go conformance.RunRecipes on real ensembles; the rules live in package conformance, the
+// model's side in model's and recipe's tests. And experiments that compare nothing with the model: the
+// recipe under real faults (validate_test.go, `make real`, and validate_model_test.go, which runs the
+// scenarios that expire no session on the model's emulated ensemble with the same checks), and what the model
+// deliberately does not do, measured (unmodelled_test.go).
+//
 // # ZK_SERVERS
 //
 // With ZK_SERVERS=host:port,… set, ForTest, ForTestWith and Shared attach to

@@ -6,23 +6,23 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/recipe"
-	"github.com/zkmodel/zkmodel/recipe/recipetest"
 )
 
-// TestRecipeSuite runs the lock's behavioural suite (recipe/recipetest) on
+// TestRecipeSuite runs the lock's recipe rules (conformance.RunRecipes) on
 // the 3-server ensemble: every session reaches every server through proxies
 // of its own, so the suite can partition it until the ensemble expires it,
 // or disconnect it, while the other sessions carry on.
 func TestRecipeSuite(t *testing.T) {
-	recipetest.Run(t, newSuiteEnv(t))
+	conformance.RunRecipes(t, newSuiteEnv(t))
 }
 
 // suiteSessionTimeout outlasts a disconnection until go-zookeeper notices it
 // (2/3 of the timeout) and its reconnection, and keeps expiry quick.
 const suiteSessionTimeout = 3 * time.Second
 
-// suiteEnv is recipetest.Env on a 3-server ensemble with per-session proxies.
+// suiteEnv is conformance.RecipeEnv on a 3-server ensemble with per-session proxies.
 type suiteEnv struct {
 	ensemble *Ensemble
 	observer *zk.Conn // sees expiries from outside

@@ -53,11 +53,13 @@ func ForTestWith(t TB, cfg Config) *Ensemble {
 	if addrs != nil {
 		cfg.Addrs = addrs
 	}
-	return startForTest(t, cfg)
+	return StartForTest(t, cfg)
 }
 
-// startForTest starts the ensemble cfg describes for t, as ForTestWith does but without looking at ZK_SERVERS.
-func startForTest(t TB, cfg Config) *Ensemble {
+// StartForTest starts the ensemble cfg describes for t, as ForTestWith does but without looking at ZK_SERVERS:
+// for a test that needs a configuration of its own (a whitelist, system properties), which an ensemble named by
+// ZK_SERVERS may not have.
+func StartForTest(t TB, cfg Config) *Ensemble {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()

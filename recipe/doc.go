@@ -125,6 +125,7 @@
 // candidate leads, Resign ends it, Lost() tells the leader it can no longer be sure it
 // leads, Token() is its fence, and Leader reads the leader's value.
 //
-// Package recipetest holds the behavioural tests, run here on the model and exported so
-// that realzk runs them on a real 3-server ensemble.
+// The recipes' behavioural rules are in package conformance (conformance.RunRecipes, beside
+// the server's rules in conformance.Run), run here on the model and by realzk on a real
+// 3-server ensemble.
 package recipe

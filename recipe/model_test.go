@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkmodel/zkmodel/conformance"
 	"github.com/zkmodel/zkmodel/model"
 	"github.com/zkmodel/zkmodel/recipe"
-	"github.com/zkmodel/zkmodel/recipe/recipetest"
 )
 
 // The recipe runs unchanged on the model.
@@ -23,15 +23,15 @@ var _ recipe.Conn = (*model.Conn)(nil)
 // TestLockOnModel runs the behavioural suite on the model with its default
 // transport, where every call executes at once.
 func TestLockOnModel(t *testing.T) {
-	recipetest.Run(t, &modelEnv{srv: model.NewServer(model.WithSeed(1))})
+	conformance.RunRecipes(t, &modelEnv{srv: model.NewServer(model.WithSeed(1))})
 }
 
 // TestNoHerdOnModel checks with many waiters that each release wakes one waiter only.
 func TestNoHerdOnModel(t *testing.T) {
-	recipetest.TestOneEventPerRelease(t, &modelEnv{srv: model.NewServer(model.WithSeed(2))}, 50)
+	conformance.RunOneEventPerRelease(t, &modelEnv{srv: model.NewServer(model.WithSeed(2))}, 50)
 }
 
-// modelEnv implements recipetest.Env on a model server.
+// modelEnv implements conformance.RecipeEnv on a model server.
 type modelEnv struct{ srv *model.Server }
 
 func (e *modelEnv) Connect(t testing.TB) (recipe.Conn, <-chan zk.Event) {
@@ -203,7 +203,7 @@ func mustCreate(t *testing.T, srv *model.Server, c *model.Conn, path string) {
 func lockNodes(t *testing.T, srv *model.Server, c *model.Conn, dir string) []string {
 	t.Helper()
 	done := make(chan []string, 1)
-	go func() { done <- recipetest.LockNodes(t, c, dir) }()
+	go func() { done <- conformance.LockNodes(t, c, dir) }()
 	return stepUntil(t, srv, done, c)
 }
 
@@ -354,7 +354,7 @@ func TestSequenceWrap(t *testing.T) {
 		if pred != "exists "+nodes[i-1] {
 			t.Fatalf("waiter %d watches %s, want its predecessor %s", i, pred, nodes[i-1])
 		}
-		created := recipetest.LockNodes(t, setup, dir)
+		created := conformance.LockNodes(t, setup, dir)
 		for _, n := range created {
 			if strings.HasSuffix(n, "-lock-"+wantSuffixes[i]) {
 				nodes = append(nodes, dir+"/"+n)
@@ -432,7 +432,7 @@ func TestStrayNodeWithOwnIDDeleted(t *testing.T) {
 	if err := l.Lock(ctx); err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
-	if nodes := recipetest.LockNodes(t, conn, dir); len(nodes) != 1 || dir+"/"+nodes[0] != l.Path() {
+	if nodes := conformance.LockNodes(t, conn, dir); len(nodes) != 1 || dir+"/"+nodes[0] != l.Path() {
 		t.Fatalf("lock nodes %v, want only the lock's own %s", nodes, l.Path())
 	}
 }

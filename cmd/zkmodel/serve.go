@@ -112,11 +112,16 @@ goes at the container manager's next pass (-container-check-interval, 1 minute
 by default as znode.container.checkIntervalMs).
 
 With -readonly-mode (readonlymode.enabled=true), a server of an ensemble
-without a quorum (POST /stop the others) is read-only: a client that allows
+without a quorum (POST /stop the others) is read-only once max(2 s, tickTime)
+have passed on its clock (-clock wall, or POST /advance): a client that allows
 read-only (kazoo's read_only=True, zkCli.sh -r) gets a read-only session with
 -local-sessions (localSessionsEnabled=true; without it the connect request is
 answered with NotReadOnly), reads are served and writes get NotReadOnly
 (-119); isro answers ro. When the quorum comes back, its connections close.
+With -local-sessions the sessions of an ensemble's servers are local, as 3.8's:
+no transaction, resumed only on their own server; an ephemeral create gets
+EphemeralOnLocalSession (-120), or with -local-sessions-upgrading makes the
+session global first.
 
 With -jaas, the users of the JAAS file's Server section log in by SASL
 DIGEST-MD5 (kazoo's sasl_options, a Java client's JAAS Client section), as on

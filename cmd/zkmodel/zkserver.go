@@ -361,6 +361,9 @@ func settingsArgs(cfg dropin.Config) []string {
 	if cfg.LocalSessions {
 		args = append(args, "-local-sessions")
 	}
+	if cfg.LocalSessionsUpgrading {
+		args = append(args, "-local-sessions-upgrading")
+	}
 	if len(cfg.EnforceAuthSchemes) > 0 {
 		args = append(args, "-enforce-auth", strings.Join(cfg.EnforceAuthSchemes, ","))
 	}

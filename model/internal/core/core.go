@@ -254,6 +254,7 @@ type session struct {
 	lastHeard int64         // virtual milliseconds
 	ephemeral map[string]struct{}
 	auth      sessionAuth // what its current connection authenticated as (acl.go)
+	local     bool        // a local session (CreateLocalSession): the leader refuses its ephemeral creates
 }
 
 // core is one ZooKeeper server's state. Its zero value is not usable; see New.
@@ -706,6 +707,11 @@ func (c *Core) create(sid int64, op Op, path string, data []byte, flags int32, a
 func (c *Core) createAs(sid int64, path string, data []byte, acl []zk.ACL, m nodeMode) (string, error) {
 	if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
 		return "", zk.ErrBadArguments // the server wants an absolute path free of NUL before anything else
+	}
+	if s := c.sessions[sid]; m.ephemeral && s != nil && s.local {
+		// The leader knows no such global session (measured: a multi's ephemeral create from a local session,
+		// upgrading off, fails with SessionExpired).
+		return "", zk.ErrSessionExpired
 	}
 	acl, err := c.fixupACL(sid, acl)
 	if err != nil {

@@ -84,7 +84,21 @@ func (c *Core) CreateSession(timeout time.Duration) int64 { return c.createSessi
 func (c *Core) CreateLocalSession(timeout time.Duration) int64 {
 	id := c.createSession(timeout)
 	c.zxid--
+	c.sessions[id].local = true
 	return id
+}
+
+// UpgradeSession makes local session sid global, as 3.8 does (localSessionsUpgradingEnabled=true) before a
+// local session's first ephemeral create: a createSession transaction, the id unchanged. It reports false,
+// and changes nothing, when sid is no local session.
+func (c *Core) UpgradeSession(sid int64) bool {
+	s, ok := c.sessions[sid]
+	if !ok || !s.local {
+		return false
+	}
+	s.local = false
+	c.zxid++
+	return true
 }
 
 // CloseLocalSession ends a local session: as CloseSession, but it is no transaction and spends no zxid.

@@ -36,6 +36,9 @@ func (c *Core) AppendState(b []byte) []byte {
 		b = strconv.AppendInt(append(b, "session "...), id, 10)
 		b = strconv.AppendInt(append(b, ' '), int64(s.timeout), 10)
 		b = strconv.AppendInt(append(b, ' '), s.lastHeard, 10)
+		if s.local {
+			b = append(b, " local"...)
+		}
 		for _, p := range slices.Sorted(maps.Keys(s.ephemeral)) {
 			b = append(append(b, ' '), p...)
 		}

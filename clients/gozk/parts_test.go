@@ -1,4 +1,4 @@
-package dropin
+package gozk
 
 import (
 	"os"

@@ -1,6 +1,4 @@
-// Package dropin holds zkmodel's drop-in stand-in for ZooKeeper's zkServer.sh (bin/zkServer.sh) and the
-// tests that run other projects' own ZooKeeper test suites on it and on the real thing.
-package dropin
+package gozk
 
 import (
 	"cmp"
@@ -24,10 +22,10 @@ var (
 	shardsFlag = flag.Int("gozk.shards", 3, "how many processes run go-zookeeper's suite at once on each side")
 )
 
-// standInBinDir is the directory of the stand-in's zkServer.sh: dropin/bin, next to this package's
-// sources (go test runs a package's tests in its directory), unless -gozk.standin names another.
+// standInBinDir is the directory of the stand-in's zkServer.sh: dropin/bin, found from this package's
+// directory (go test runs a package's tests in its directory), unless -gozk.standin names another.
 func standInBinDir() (string, error) {
-	dir := cmp.Or(*standInFlag, "bin")
+	dir := cmp.Or(*standInFlag, filepath.Join("..", "..", "dropin", "bin"))
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("the stand-in's directory %q: %w", dir, err)

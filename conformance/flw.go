@@ -1,17 +1,32 @@
-// Package flwgolden matches four-letter-word answers against the answers measured on Debian's ZooKeeper
-// 3.8.0 (model/testdata/flw): the golden text literally, but for the volatile figures it marks.
-package flwgolden
+package conformance
+
+// This file is the four-letter words' rule: a server answers each word as Debian's ZooKeeper 3.8.0 answered it
+// in the same mode (flw/<scenario>/<word>.txt, measured; the format rules are in flw/README.md), the golden
+// text literally but for the volatile figures it marks. The model's test asks the model, clients' asks Debian's
+// zkServer.sh and the stand-in, and a user's fake can be asked the same.
 
 import (
+	"embed"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"path"
 	"regexp"
 	"strings"
 )
 
-// Words are the four-letter words whose answers were measured, one file each per scenario directory.
-var Words = []string{"srvr", "stat", "ruok", "envi", "conf", "cons", "crst", "srst", "dump", "wchs", "wchc", "wchp", "mntr", "isro", "dirs"}
+// measuredAnswers holds the answers measured on Debian's ZooKeeper 3.8.0: flw/<scenario>/<word>.txt.
+//
+//go:embed flw/*/*.txt
+var measuredAnswers embed.FS
+
+// FourLetterWords are the four-letter words whose answers were measured, one file each per scenario.
+var FourLetterWords = []string{"srvr", "stat", "ruok", "envi", "conf", "cons", "crst", "srst", "dump", "wchs", "wchc", "wchp", "mntr", "isro", "dirs"}
+
+// FourLetterScenarios are the servers the answers were measured on, each fresh: a standalone server
+// ("standalone"), the leader and a follower of a 3-server ensemble ("leader", "follower") and the one server
+// left of three ("noquorum"), all allowing every word; and with 3.8's default whitelist a standalone server
+// ("default-whitelist") and the one left of three ("default-whitelist-noquorum").
+var FourLetterScenarios = []string{"standalone", "leader", "follower", "noquorum", "default-whitelist", "default-whitelist-noquorum"}
 
 // marks are the volatile figures a golden answer marks, and what each stands for.
 var marks = map[string]string{"{{int}}": `-?\d+`, "{{float}}": `[0-9.]+`, "{{hex}}": `0x[0-9a-f]+`, "{{text}}": `[^\n]*`,
@@ -24,11 +39,11 @@ const (
 	emptySets = `(?:` + emptySet + `)*`
 )
 
-// Pattern turns a golden answer into a regular expression that matches the whole answer: the text
+// fourLetterPattern turns a golden answer into a regular expression that matches the whole answer: the text
 // literally, with {{int}}, {{float}}, {{hex}} and {{text}} (anything up to the line's end) standing for
 // the figures they mark, and {{empty sets}} for dump's empty expiry buckets, whole lines. An unknown or
 // unterminated mark is an error.
-func Pattern(golden string) (*regexp.Regexp, error) {
+func fourLetterPattern(golden string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString(`\A`)
 	rest := golden
@@ -55,21 +70,26 @@ func Pattern(golden string) (*regexp.Regexp, error) {
 	return regexp.Compile(b.String())
 }
 
-// Check reports whether answer is what the server of scenario (a directory of dir: standalone, leader,
-// follower, noquorum, default-whitelist, default-whitelist-noquorum) answered to word, and says how it
-// differs when it is not.
-func Check(dir, scenario, word, answer string) error {
-	name := filepath.Join(dir, scenario, word+".txt")
-	golden, err := os.ReadFile(name)
+// CheckFourLetterWord reports whether answer is what Debian's ZooKeeper 3.8.0 answered to word (one of
+// FourLetterWords) as the server of scenario (one of FourLetterScenarios), but for the volatile figures, and
+// says how it differs when it is not. An unknown word or scenario is an error.
+func CheckFourLetterWord(scenario, word, answer string) error {
+	return checkFourLetterWord(measuredAnswers, scenario, word, answer)
+}
+
+// checkFourLetterWord is CheckFourLetterWord with the golden answers in answers (flw/<scenario>/<word>.txt).
+func checkFourLetterWord(answers fs.FS, scenario, word, answer string) error {
+	name := path.Join("flw", scenario, word+".txt")
+	golden, err := fs.ReadFile(answers, name)
 	if err != nil {
 		return fmt.Errorf("the golden answer of %s %s: %w", scenario, word, err)
 	}
-	re, err := Pattern(string(golden))
+	re, err := fourLetterPattern(string(golden))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if !re.MatchString(answer) {
-		return fmt.Errorf("%s %s: the answer differs from %s%s", scenario, word, name, firstDifference(string(golden), answer))
+		return fmt.Errorf("%s %s: the answer differs from conformance/%s%s", scenario, word, name, firstDifference(string(golden), answer))
 	}
 	return nil
 }
@@ -98,7 +118,7 @@ func firstDifference(golden, answer string) string {
 		case j >= len(got):
 			return fmt.Sprintf(" at line %d: got nothing more, want %q", j+1, w)
 		}
-		if re, err := Pattern(w); err == nil && !re.MatchString(got[j]) {
+		if re, err := fourLetterPattern(w); err == nil && !re.MatchString(got[j]) {
 			return fmt.Sprintf(" at line %d: got %q, want %q", j+1, got[j], w)
 		}
 	}

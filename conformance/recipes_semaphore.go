@@ -1,4 +1,4 @@
-package recipetest
+package conformance
 
 import (
 	"context"
@@ -16,13 +16,13 @@ func watchConn(t testing.TB, conn recipe.Conn) recipe.WatchConn {
 	t.Helper()
 	wc, ok := conn.(recipe.WatchConn)
 	if !ok {
-		t.Fatalf("the Env's connection %T has no ChildrenW or Get: the semaphore and the election need a recipe.WatchConn", conn)
+		t.Fatalf("the RecipeEnv's connection %T has no ChildrenW or Get: the semaphore and the election need a recipe.WatchConn", conn)
 	}
 	return wc
 }
 
 // semaphores opens n sessions and a semaphore of leases on dir in each.
-func semaphores(t *testing.T, env Env, dir string, leases, n int) ([]*recipe.Semaphore, []recipe.Conn) {
+func semaphores(t *testing.T, env RecipeEnv, dir string, leases, n int) ([]*recipe.Semaphore, []recipe.Conn) {
 	t.Helper()
 	sems, conns := make([]*recipe.Semaphore, n), make([]recipe.Conn, n)
 	for i := range sems {
@@ -57,8 +57,8 @@ var leaseName = regexp.MustCompile(`^_c_[0-9a-f]{32}-lease-[0-9]{10}$`)
 
 // testSemaphoreLimitsHolders: two leases, three sessions: two hold at once, the third waits
 // for a release, tokens grow from grant to grant, and nothing is left behind.
-func testSemaphoreLimitsHolders(t *testing.T, env Env) {
-	dir := Dir(t)
+func testSemaphoreLimitsHolders(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	s, conns := semaphores(t, env, dir, 2, 3)
 	mustAcquire(t, s[0])
 	mustAcquire(t, s[1]) // returns while s[0] holds: two leases
@@ -91,8 +91,8 @@ func testSemaphoreLimitsHolders(t *testing.T, env Env) {
 // lease node (it holds the admission mutex and waits on the lease list); the others wait in
 // the mutex's queue, each behind its predecessor, so a release wakes one of them. Releases
 // then grant the lease in arrival order.
-func testSemaphoreQueue(t *testing.T, env Env) {
-	dir := Dir(t)
+func testSemaphoreQueue(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	const waiters = 3
 	s, conns := semaphores(t, env, dir, 1, waiters+1)
 	mustAcquire(t, s[0])
@@ -117,8 +117,8 @@ func testSemaphoreQueue(t *testing.T, env Env) {
 
 // testSemaphoreCancelCleansUp: the waiter that holds the admission mutex is cancelled: it
 // deletes its lease and leaves the mutex, and the next waiter takes its place.
-func testSemaphoreCancelCleansUp(t *testing.T, env Env) {
-	dir := Dir(t)
+func testSemaphoreCancelCleansUp(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	s, conns := semaphores(t, env, dir, 1, 3)
 	mustAcquire(t, s[0])
 	ctx, cancel := context.WithCancel(guard(t))
@@ -146,8 +146,8 @@ func testSemaphoreCancelCleansUp(t *testing.T, env Env) {
 
 // testSemaphoreExpiry: a lease holder's session expires: Lost() closes, Release says the
 // lease was lost, and the lease is free for another session.
-func testSemaphoreExpiry(t *testing.T, env Env) {
-	dir := Dir(t)
+func testSemaphoreExpiry(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	s, conns := semaphores(t, env, dir, 1, 2)
 	mustAcquire(t, s[0])
 	done := acquireAsync(guard(t), s[1])
@@ -166,8 +166,8 @@ func testSemaphoreExpiry(t *testing.T, env Env) {
 
 // testSemaphoreBadInput: no leases, a bad path, a release without a hold and a second
 // Acquire fail with their errors and create nothing.
-func testSemaphoreBadInput(t *testing.T, env Env) {
-	dir := Dir(t)
+func testSemaphoreBadInput(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	conn, _ := env.Connect(t)
 	wc := watchConn(t, conn)
 	if err := recipe.NewSemaphore(wc, dir, 0).Acquire(guard(t)); !errors.Is(err, recipe.ErrBadLeases) {

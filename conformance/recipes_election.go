@@ -1,4 +1,4 @@
-package recipetest
+package conformance
 
 import (
 	"context"
@@ -37,8 +37,8 @@ func wantLeader(t testing.TB, e *recipe.Election, value string) {
 // testElectionSuccession: three candidates in turn; the first leads, the others wait in
 // line; each resignation hands leadership to the next in line with a larger token, and
 // Leader names the leader through any session.
-func testElectionSuccession(t *testing.T, env Env) {
-	dir := Dir(t)
+func testElectionSuccession(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	names := []string{"alpha", "beta", "gamma"}
 	es, conns := make([]*recipe.Election, len(names)), make([]recipe.Conn, len(names))
 	for i := range es {
@@ -89,8 +89,8 @@ func testElectionSuccession(t *testing.T, env Env) {
 
 // testElectionLeaderExpiry: the leader's session expires: its Lost() closes, the next
 // candidate leads with a larger token, and the old leader's Resign says it had lost.
-func testElectionLeaderExpiry(t *testing.T, env Env) {
-	dir := Dir(t)
+func testElectionLeaderExpiry(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	connA, _ := env.Connect(t)
 	connB, _ := env.Connect(t)
 	a := recipe.NewElection(watchConn(t, connA), dir)
@@ -118,8 +118,8 @@ func testElectionLeaderExpiry(t *testing.T, env Env) {
 
 // testElectionWithdraw: a candidate that stops campaigning (its context cancelled) leaves
 // the line without a trace, and the one behind it follows the leader directly.
-func testElectionWithdraw(t *testing.T, env Env) {
-	dir := Dir(t)
+func testElectionWithdraw(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	conns := make([]recipe.Conn, 3)
 	es := make([]*recipe.Election, 3)
 	for i := range es {

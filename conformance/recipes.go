@@ -1,8 +1,4 @@
-// Package recipetest is the behavioural test suite of the recipe lock, written once
-// and run against any ZooKeeper: the in-memory model (recipe's own tests) and a real
-// 3-server ensemble (realzk's tests). An Env supplies sessions
-// and the faults the suite injects.
-package recipetest
+package conformance
 
 import (
 	"context"
@@ -21,8 +17,10 @@ import (
 	"github.com/zkmodel/zkmodel/recipe"
 )
 
-// Env is a ZooKeeper deployment the suite can open sessions on and inject faults into.
-type Env interface {
+// RecipeEnv is a ZooKeeper deployment the recipe rules (RunRecipes) can open sessions on and inject faults
+// into. Unlike Target, whose fault hooks are optional, every method is needed: each recipe is checked under
+// expiry and disconnection.
+type RecipeEnv interface {
 	// Connect opens a new session, waits until it is established, and closes it when
 	// the test ends. events carries that session's state events (zk.EventSession) and
 	// is read by nobody else.
@@ -36,9 +34,12 @@ type Env interface {
 	Reconnect(t testing.TB, conn recipe.Conn)
 }
 
-// Run runs every behavioural test of the lock, the read-write lock, the semaphore and the election
-// against env.
-func Run(t *testing.T, env Env) {
+// RunRecipes checks the behaviour of recipe's lock, read-write lock, semaphore and election against env, each
+// rule as a subtest named after it. It is Run's counterpart for the recipes rather than the server: the same
+// rules hold on the in-memory model (recipe's tests) and on a real 3-server ensemble (realzk's tests). Each rule
+// works under a fresh directory of its own (/conformance-recipes/<test name>-<random>), so a shared server
+// will do.
+func RunRecipes(t *testing.T, env RecipeEnv) {
 	t.Run("HandoffIsExclusiveAndTokensIncrease", func(t *testing.T) { testHandoff(t, env) })
 	t.Run("TokenIncreasesAcrossHolders", func(t *testing.T) { testTokenSequence(t, env) })
 	t.Run("NonLockChildrenIgnored", func(t *testing.T) { testForeignChildren(t, env) })
@@ -49,7 +50,7 @@ func Run(t *testing.T, env Env) {
 	t.Run("ExpiryWhileWaitingFailsLock", func(t *testing.T) { testExpiryWhileWaiting(t, env) })
 	t.Run("DisconnectKeepsHoldByDefault", func(t *testing.T) { testDisconnectKeepsHold(t, env) })
 	t.Run("SuspendOnDisconnectClosesLost", func(t *testing.T) { testSuspend(t, env) })
-	t.Run("OneWatchEventPerRelease", func(t *testing.T) { TestOneEventPerRelease(t, env, 8) })
+	t.Run("OneWatchEventPerRelease", func(t *testing.T) { RunOneEventPerRelease(t, env, 8) })
 	t.Run("RWReadersShare", func(t *testing.T) { testReadersShare(t, env) })
 	t.Run("RWArrivalOrder", func(t *testing.T) { testRWArrivalOrder(t, env) })
 	t.Run("RWReaderCancelCleansUp", func(t *testing.T) { testReaderCancelCleansUp(t, env) })
@@ -63,12 +64,12 @@ func Run(t *testing.T, env Env) {
 	t.Run("ElectionWithdraw", func(t *testing.T) { testElectionWithdraw(t, env) })
 }
 
-// Dir returns a fresh lock directory for one test, so tests can share an ensemble.
-func Dir(t testing.TB) string {
+// recipeDir returns a fresh lock directory for one test, so tests can share an ensemble.
+func recipeDir(t testing.TB) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
-	return "/recipetest/" + name + "-" + hex.EncodeToString(b[:])
+	return "/conformance-recipes/" + name + "-" + hex.EncodeToString(b[:])
 }
 
 // hangGuard bounds every wait of the suite, so a bug fails a test instead of hanging
@@ -161,8 +162,8 @@ func result(t testing.TB, done <-chan error) error {
 
 // testHandoff runs several sessions that each take the lock a few times, and checks
 // that no two hold it at once and that tokens strictly increase in holding order.
-func testHandoff(t *testing.T, env Env) {
-	dir := Dir(t)
+func testHandoff(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	const sessions, rounds = 4, 5
 	var (
 		holders atomic.Int32
@@ -208,8 +209,8 @@ func testHandoff(t *testing.T, env Env) {
 
 // testTokenSequence checks the token of a waiter that takes over is above its
 // predecessor's, and that Token, Path and Lost describe only a current hold.
-func testTokenSequence(t *testing.T, env Env) {
-	dir := Dir(t)
+func testTokenSequence(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	connA, _ := env.Connect(t)
 	connB, _ := env.Connect(t)
 	a, b := recipe.NewLock(connA, dir), recipe.NewLock(connB, dir)
@@ -241,8 +242,8 @@ func testTokenSequence(t *testing.T, env Env) {
 
 // testForeignChildren puts children that are not lock nodes in the directory, some
 // with names that look almost like lock nodes, and checks the lock ignores them.
-func testForeignChildren(t *testing.T, env Env) {
-	dir := Dir(t)
+func testForeignChildren(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	conn, _ := env.Connect(t)
 	l := recipe.NewLock(conn, dir)
 	mustLock(t, l) // creates the directory
@@ -258,8 +259,8 @@ func testForeignChildren(t *testing.T, env Env) {
 
 // testCancel cancels a waiter and checks that its node is gone when Lock returns, so
 // that the next waiter does not wait behind a ghost.
-func testCancel(t *testing.T, env Env) {
-	dir := Dir(t)
+func testCancel(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	connA, _ := env.Connect(t)
 	connB, _ := env.Connect(t)
 	connC, _ := env.Connect(t)
@@ -294,9 +295,9 @@ func testCancel(t *testing.T, env Env) {
 }
 
 // testLockTwice checks that a second Lock on a held Lock value fails at once.
-func testLockTwice(t *testing.T, env Env) {
+func testLockTwice(t *testing.T, env RecipeEnv) {
 	conn, _ := env.Connect(t)
-	l := recipe.NewLock(conn, Dir(t))
+	l := recipe.NewLock(conn, recipeDir(t))
 	mustLock(t, l)
 	if err := l.Lock(guard(t)); !errors.Is(err, recipe.ErrLocked) {
 		t.Fatalf("second Lock returned %v, want recipe.ErrLocked", err)
@@ -307,9 +308,9 @@ func testLockTwice(t *testing.T, env Env) {
 }
 
 // testUnlockNotHeld checks Unlock without a hold, and twice, fails with ErrNotLocked.
-func testUnlockNotHeld(t *testing.T, env Env) {
+func testUnlockNotHeld(t *testing.T, env RecipeEnv) {
 	conn, _ := env.Connect(t)
-	l := recipe.NewLock(conn, Dir(t))
+	l := recipe.NewLock(conn, recipeDir(t))
 	if err := l.Unlock(guard(t)); !errors.Is(err, recipe.ErrNotLocked) {
 		t.Fatalf("Unlock before Lock returned %v, want recipe.ErrNotLocked", err)
 	}
@@ -325,8 +326,8 @@ func testUnlockNotHeld(t *testing.T, env Env) {
 
 // testExpiryWhileHolding expires the holder's session: Lost() closes, Unlock says the
 // lock was lost, and another session can take the lock.
-func testExpiryWhileHolding(t *testing.T, env Env) {
-	dir := Dir(t)
+func testExpiryWhileHolding(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	connA, _ := env.Connect(t)
 	connB, _ := env.Connect(t)
 	a, b := recipe.NewLock(connA, dir), recipe.NewLock(connB, dir)
@@ -350,8 +351,8 @@ func testExpiryWhileHolding(t *testing.T, env Env) {
 
 // testExpiryWhileWaiting expires a waiter's session: its Lock fails with ErrLost and
 // the holder keeps the lock.
-func testExpiryWhileWaiting(t *testing.T, env Env) {
-	dir := Dir(t)
+func testExpiryWhileWaiting(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	connA, _ := env.Connect(t)
 	connB, _ := env.Connect(t)
 	a, b := recipe.NewLock(connA, dir), recipe.NewLock(connB, dir)
@@ -373,8 +374,8 @@ func testExpiryWhileWaiting(t *testing.T, env Env) {
 
 // testDisconnectKeepsHold: without the suspend option a short disconnection that the
 // session survives leaves the hold intact.
-func testDisconnectKeepsHold(t *testing.T, env Env) {
-	dir := Dir(t)
+func testDisconnectKeepsHold(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	conn, _ := env.Connect(t)
 	l := recipe.NewLock(conn, dir)
 	mustLock(t, l)
@@ -393,8 +394,8 @@ func testDisconnectKeepsHold(t *testing.T, env Env) {
 
 // testSuspend: with WithSuspendOnDisconnect, Lost() closes on disconnection; after
 // reconnecting with the session intact, Unlock succeeds.
-func testSuspend(t *testing.T, env Env) {
-	dir := Dir(t)
+func testSuspend(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	conn, events := env.Connect(t)
 	l := recipe.NewLock(conn, dir, recipe.WithSuspendOnDisconnect(events))
 	mustLock(t, l)
@@ -404,10 +405,10 @@ func testSuspend(t *testing.T, env Env) {
 	mustUnlock(t, l)
 }
 
-// TestOneEventPerRelease queues waiters behind a holder and checks that each release
-// delivers exactly one watch event to the waiters: no herd.
-func TestOneEventPerRelease(t *testing.T, env Env, waiters int) {
-	dir := Dir(t)
+// RunOneEventPerRelease queues waiters behind a holder and checks that each release
+// delivers exactly one watch event to the waiters: no herd. RunRecipes runs it with 8 waiters.
+func RunOneEventPerRelease(t *testing.T, env RecipeEnv, waiters int) {
+	dir := recipeDir(t)
 	holderConn, _ := env.Connect(t)
 	holder := recipe.NewLock(holderConn, dir)
 	mustLock(t, holder)
@@ -417,7 +418,7 @@ func TestOneEventPerRelease(t *testing.T, env Env, waiters int) {
 	results := make([]<-chan error, waiters)
 	for i := range waiters {
 		conn, _ := env.Connect(t)
-		locks[i] = recipe.NewLock(&CountingConn{Conn: conn, Events: &events}, dir)
+		locks[i] = recipe.NewLock(&countingConn{Conn: conn, Events: &events}, dir)
 		results[i] = lockAsync(guard(t), locks[i])
 		waitLockNodes(t, holderConn, dir, i+2) // queue them in order
 	}
@@ -435,9 +436,9 @@ func TestOneEventPerRelease(t *testing.T, env Env, waiters int) {
 	mustUnlock(t, prev)
 }
 
-// CountingConn counts the watch events delivered on a connection's watches on nodes
+// countingConn counts the watch events delivered on a connection's watches on nodes
 // other than those it created itself (its own lock node's watch fires on its release).
-type CountingConn struct {
+type countingConn struct {
 	recipe.Conn
 	Events *atomic.Int64
 
@@ -446,7 +447,7 @@ type CountingConn struct {
 }
 
 // Create records the created path and passes the call on.
-func (c *CountingConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+func (c *countingConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	p, err := c.Conn.Create(path, data, flags, acl)
 	if err == nil {
 		c.mu.Lock()
@@ -460,7 +461,7 @@ func (c *CountingConn) Create(path string, data []byte, flags int32, acl []zk.AC
 }
 
 // ExistsW passes the call on and counts the events its watch delivers.
-func (c *CountingConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+func (c *countingConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	ok, stat, ch, err := c.Conn.ExistsW(path)
 	if err != nil {
 		return ok, stat, ch, err

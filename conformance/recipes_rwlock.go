@@ -1,4 +1,4 @@
-package recipetest
+package conformance
 
 import (
 	"context"
@@ -21,8 +21,8 @@ func notYet(t testing.TB, done <-chan error, who string) {
 
 // testReadersShare: readers hold at once; a writer waits for every reader before it, and a
 // reader behind a writer waits for the writer.
-func testReadersShare(t *testing.T, env Env) {
-	dir := Dir(t)
+func testReadersShare(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	connA, _ := env.Connect(t)
 	connB, _ := env.Connect(t)
 	connW, _ := env.Connect(t)
@@ -54,8 +54,8 @@ func testReadersShare(t *testing.T, env Env) {
 
 // testRWArrivalOrder: W1 holds; R1, W2, R2 queue in that order. W1's release lets R1 in
 // but not W2 (R1 holds) nor R2 (W2 is before it); R1's lets W2 in; W2's lets R2 in.
-func testRWArrivalOrder(t *testing.T, env Env) {
-	dir := Dir(t)
+func testRWArrivalOrder(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	conns := make([]recipe.Conn, 4)
 	for i := range conns {
 		conns[i], _ = env.Connect(t)
@@ -99,8 +99,8 @@ func testRWArrivalOrder(t *testing.T, env Env) {
 
 // testReaderCancelCleansUp: a reader waiting behind a writer, cancelled, returns the
 // context's error and leaves no node behind.
-func testReaderCancelCleansUp(t *testing.T, env Env) {
-	dir := Dir(t)
+func testReaderCancelCleansUp(t *testing.T, env RecipeEnv) {
+	dir := recipeDir(t)
 	connW, _ := env.Connect(t)
 	connR, _ := env.Connect(t)
 	w := recipe.NewRWLock(connW, dir).WriteLock()
