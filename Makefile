@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-.PHONY: help test check prove prove-three traces replay ensemble real herd fidelity gozk bench bench-explore pct-table vet fmt zookeeper clientdeps serve
+.PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench bench-explore pct-table vet fmt zookeeper clientdeps serve
 
 # Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
 # never rewrites the committed corpus in traces/ (make traces does that, deliberately).
@@ -62,11 +62,8 @@ check: ## the main job, on the fake: check the recipe and every mutant, print th
 	$(GO) test -count=1 -timeout 60m -v -run '^TestCheckAll$$' ./check -check.n=$(or $(N),10000) -check.traces=$(CHECK_TRACES) -check.shrink=20s \
 		| grep -v -E '^(=== RUN|=== NAME|\s+--- PASS|PASS$$)'; exit $${PIPESTATUS[0]}
 
-prove: ## exhaustive search on the fake: every complete schedule of every primitive within the stated preemption bounds, every mutant with its failing schedule (traces in out/prove)
-	$(GO) test -count=1 -timeout 45m -v -run '^TestProve$$' ./check -check.prove -check.traces=$(CURDIR)/out/prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
-
-prove-three: ## make prove plus every primitive's rows of 3 clients with 1 preemption (longer than CI's time; docs/exhaustive.md)
-	$(GO) test -count=1 -timeout 180m -v -run '^TestProve$$' ./check -check.prove -check.prove.three -check.traces=$(CURDIR)/out/prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
+prove: ## exhaustive search on the fake: every complete schedule of every primitive within the stated preemption bounds (2 clients with 2 preemptions, or 1 and a fault; 3 clients with 1), every mutant with its failing schedule (traces in out/prove)
+	$(GO) test -count=1 -timeout 75m -v -run '^TestProve$$' ./check -check.prove -check.traces=$(CURDIR)/out/prove | grep -v -E '^(=== RUN|PASS$$)'; exit $${PIPESTATUS[0]}
 
 # porcupine's HTML views of the corpus's safety and register traces: generated, so not committed.
 TRACES_HTML ?= $(CURDIR)/out/traces-html

@@ -175,6 +175,22 @@ type Config struct {
 	// GOMAXPROCS; -check.parallel overrides it). The verdict, the runs counted and the failing run reported
 	// are the same whatever it is: the first failure in the search's order is the one reported.
 	Parallel int
+
+	// idStreams, when set, gives client i+1 the id stream (RandFor) of client idStreams[i], so that the
+	// clients' node ids come in another order than their numbers give; zero entries: each client its own.
+	// Only the tests set it (TestNodeIDOrderChangesNothing).
+	idStreams [maxOrderedClients]uint8
+}
+
+// maxOrderedClients is how many clients' id streams Config.idStreams can reorder.
+const maxOrderedClients = 4
+
+// idStream is the id stream client id draws from: its own number unless cfg reorders them.
+func (c Config) idStream(id int) int {
+	if id >= 1 && id <= maxOrderedClients && c.idStreams[id-1] != 0 {
+		return int(c.idStreams[id-1])
+	}
+	return id
 }
 
 func (c Config) withDefaults() Config {
@@ -350,15 +366,20 @@ func RandFor(conn recipe.Conn) io.Reader {
 	var (
 		id   int
 		seed uint64
+		of   runStream
 	)
 	switch c := conn.(type) {
 	case *model.Conn:
-		id, seed = c.ClientID(), runSeedOf(c)
+		id, of = c.ClientID(), runStreamOf(c)
 	case *zk.Conn:
-		id, seed = wireClientID(c), runSeedOf(c)
+		id, of = wireClientID(c), runStreamOf(c)
 	}
 	if id == 0 {
 		return crand.Reader
+	}
+	seed = of.seed
+	if of.stream != 0 {
+		id = of.stream
 	}
 	return &randReader{r: rand.New(rand.NewPCG(uint64(id), 0x7a6b6d6f64656c^seed))}
 }

@@ -52,11 +52,18 @@ type effect struct {
 // decisionClient is the client a decision concerns (its "cN"), or 0 for one that concerns the server or the
 // clock ("stop s1", "advance 14s").
 func decisionClient(label string) int {
-	f := strings.Fields(label)
-	if len(f) < 2 || !strings.HasPrefix(f[len(f)-1], "c") {
+	// The label's last word, when it has two or more (read without splitting it: every decision point
+	// asks this of every choice).
+	label = strings.TrimRight(label, " \t\n\v\f\r")
+	i := strings.LastIndexAny(label, " \t\n\v\f\r")
+	if i < 0 || strings.TrimSpace(label[:i]) == "" {
 		return 0
 	}
-	n, err := strconv.Atoi(strings.TrimPrefix(f[len(f)-1], "c"))
+	last, ok := strings.CutPrefix(label[i+1:], "c")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(last)
 	if err != nil {
 		return 0
 	}
@@ -203,7 +210,7 @@ func (d *dfsDecider) pick(progress, faults []choice) (string, error) {
 	label, err := d.choose(progress, faults)
 	if err == nil && label != "" && d.s.bound >= 0 {
 		if d.track != nil {
-			if !d.isProgress[label] {
+			if !d.isProgressChoice(label) {
 				d.track.faults++
 			}
 			if next := d.k; next >= len(d.s.stack) || d.s.stack[next].tracked == nil {
@@ -244,7 +251,7 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 			d.track.foldEvents(d.r)
 		}
 		if k >= len(s.stack) {
-			if s.cache.visit(d.track.key(d.r, offered), spentOf(&d.preemption, d.track.faults, k)) {
+			if s.cache.visit(d.track.key(d.r, offered), spentOf(&d.preemption, d.track.faults, k, len(faults) > 0)) {
 				return "", errCached
 			}
 			tracked = d.track.snapshot()

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,9 +16,9 @@ import (
 
 var flagProve = flag.Bool("check.prove", false, "TestProve: search the stated bounds (make prove) rather than the small ones go test uses")
 
-// flagProveThree adds make prove's rows of three clients with one preemption (make prove-3): minutes each,
-// more than make prove's ten on CI's two cores (docs/exhaustive.md has the measured times).
-var flagProveThree = flag.Bool("check.prove.three", false, "TestProve with -check.prove: also every primitive with 3 clients and 1 preemption")
+// flagProveRows runs only TestProve's rows whose key matches, so that a row can be measured on its own on a
+// shared machine.
+var flagProveRows = flag.String("check.prove.rows", "", "TestProve: only the rows whose \"variant K=k c=c F=f R=r\" matches this regular expression")
 
 // smallBound is a variant's configuration cut down to a bound that a full search without reduction covers
 // in seconds: two clients, one round, five decisions, one fault.
@@ -136,6 +137,11 @@ type proofRow struct {
 // 34,006 expiries, 22,275 clock jumps, 2,931 cancellations), so make prove takes two.
 const proofFaults = FaultExpire | FaultLoseReply
 
+// String is the row's key for -check.prove.rows: "semaphore K=3 c=1 F=0 R=1".
+func (r proofRow) String() string {
+	return fmt.Sprintf("%s K=%d c=%d F=%d R=%d", r.variant, r.clients, r.preemptions, r.faults, max(r.rounds, 1))
+}
+
 // bound says a row's bound in one line a user can quote.
 func (r proofRow) bound() string {
 	pre := "no preemption"
@@ -183,12 +189,9 @@ func TestProve(t *testing.T) {
 			// Two leases need three clients for anyone to wait, and two for both leases to be held at
 			// once (one preemption: a holder is preempted while it holds).
 			rows = append(rows, proofRow{rec, 2, 2, 0, 0, 1}, proofRow{rec, 2, 1, 1, proofFaults, 1})
-			if rec == "semaphore" {
-				rows = append(rows, proofRow{variant: rec, clients: 3, rounds: 1})
-			}
-			if *flagProveThree {
-				rows = append(rows, proofRow{rec, 3, 1, 0, 0, 1})
-			}
+			// Three clients with one preemption (its schedules hold every one of three clients without
+			// preemption): the longest rows, the one-lease semaphore's 8 minutes of CPU (docs/exhaustive.md).
+			rows = append(rows, proofRow{rec, 3, 1, 0, 0, 1})
 		case rec == "semaphore":
 			rows = append(rows, proofRow{rec, 2, 1, 0, 0, 1}, proofRow{variant: rec, clients: 3, rounds: 1})
 		default:
@@ -231,6 +234,10 @@ func TestProve(t *testing.T) {
 	}
 	rows = append(rows, mutantRows...)
 
+	only, err := regexp.Compile(*flagProveRows)
+	if err != nil {
+		t.Fatalf("-check.prove.rows: %v", err)
+	}
 	fmt.Printf("%-40s %2s %2s %2s %2s %-8s %-26s %9s %8s %9s %9s %9s\n", "variant", "K", "R", "c", "F", "verdict", "property", "schedules", "cut", "states", "decisions", "time")
 	var traces, bounds []string
 	seen := map[string]bool{}
@@ -239,7 +246,7 @@ func TestProve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if seen[key(v, row)+v.Name] {
+		if seen[key(v, row)+v.Name] || !only.MatchString(row.String()) {
 			continue
 		}
 		seen[key(v, row)+v.Name] = true
@@ -375,5 +382,18 @@ func TestPreemptionBoundCounts(t *testing.T) {
 	p.taken("deliver c1") // c2 could not go on: free
 	if p.preempts != 1 || p.running != 1 {
 		t.Fatalf("after a free switch: %d preemptions, running c%d", p.preempts, p.running)
+	}
+}
+
+// TestDecisionClient: a decision concerns the client its label's last word names, and none (0) when its
+// last word is no "cN" or it has one word only.
+func TestDecisionClient(t *testing.T) {
+	for label, want := range map[string]int{
+		"apply c1": 1, "deliver c2": 2, "cs-write c3": 3, "lose-reply c12": 12, "expire c1 ": 1,
+		"stop s1": 0, "advance 14s": 0, "c1": 0, " c1": 0, "": 0, "apply cx": 0, "apply c": 0, "apply\tc4": 4,
+	} {
+		if got := decisionClient(label); got != want {
+			t.Errorf("decisionClient(%q) = %d, want %d", label, got, want)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package check
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // This file bounds the exhaustive search by preemptions, as CHESS does (Musuvathi and Qadeer, PLDI 2007):
 // instead of every sequence of the first Steps decisions followed by one fixed drain, it enumerates every
@@ -48,8 +51,9 @@ type preemption struct {
 	preempts int
 	// runnable says whether the running client had a progress choice at the last decision point.
 	runnable bool
-	// isProgress marks the labels of the last decision point that were progress choices.
-	isProgress map[string]bool
+	// progress is the labels of the last decision point that were progress choices (a few: a slice is
+	// quicker than a map at every point).
+	progress []string
 }
 
 // allowed is the choices a decision point offers within the bound: every choice, unless the preemptions
@@ -57,10 +61,9 @@ type preemption struct {
 // The first nProgress labels are progress choices, the rest faults.
 func (p *preemption) allowed(labels []string, nProgress, bound int) []string {
 	p.runnable = false
-	p.isProgress = make(map[string]bool, nProgress)
-	for i, l := range labels[:nProgress] {
-		p.isProgress[l] = true
-		if p.started && decisionClient(labels[i]) == p.running {
+	p.progress = append(p.progress[:0], labels[:nProgress]...)
+	for _, l := range labels[:nProgress] {
+		if p.started && decisionClient(l) == p.running {
 			p.runnable = true
 		}
 	}
@@ -76,9 +79,12 @@ func (p *preemption) allowed(labels []string, nProgress, bound int) []string {
 	return out
 }
 
+// isProgressChoice reports whether label was a progress choice of the last decision point.
+func (p *preemption) isProgressChoice(label string) bool { return slices.Contains(p.progress, label) }
+
 // taken moves the bound past the decision label.
 func (p *preemption) taken(label string) {
-	if !p.isProgress[label] {
+	if !p.isProgressChoice(label) {
 		return // a fault: the running client stays the running one
 	}
 	c := decisionClient(label)

@@ -312,7 +312,7 @@ func (r *run) setup(kind clients) error {
 		if r.seed != 0 {
 			c.holds = rand.New(rand.NewPCG(r.seed, uint64(id)))
 		}
-		rememberRunSeed(conn, r.seed)
+		rememberRunSeed(conn, runStream{seed: r.seed, stream: r.cfg.idStream(id)})
 		r.mu.Lock()
 		r.clients = append(r.clients, c)
 		if c.id >= 0 {
@@ -606,15 +606,22 @@ func sequentialCreate(text string) bool {
 	return err == nil && flags&zk.FlagSequence != 0
 }
 
-// runSeeds are the seeds of the runs of the connections of the runs under way, for RandFor.
+// runStream is what RandFor draws a connection's ids from: its run's seed, and the stream of the client
+// number it draws (its own unless Config.idStreams reorders them; 0: the connection's own).
+type runStream struct {
+	seed   uint64
+	stream int
+}
+
+// runSeeds are the streams of the connections of the runs under way, for RandFor.
 var runSeeds = struct {
 	sync.Mutex
-	of map[clientConn]uint64
-}{of: map[clientConn]uint64{}}
+	of map[clientConn]runStream
+}{of: map[clientConn]runStream{}}
 
-func rememberRunSeed(conn clientConn, seed uint64) {
+func rememberRunSeed(conn clientConn, s runStream) {
 	runSeeds.Lock()
-	runSeeds.of[conn] = seed
+	runSeeds.of[conn] = s
 	runSeeds.Unlock()
 }
 
@@ -627,8 +634,8 @@ func forgetRunSeeds(r *run) {
 	}
 }
 
-// runSeedOf is the run seed of the run a connection belongs to (0 if none).
-func runSeedOf(conn clientConn) uint64 {
+// runStreamOf is the stream of the run a connection belongs to (zero if none).
+func runStreamOf(conn clientConn) runStream {
 	runSeeds.Lock()
 	defer runSeeds.Unlock()
 	return runSeeds.of[conn]

@@ -81,10 +81,14 @@ func (a spent) covers(b spent) bool {
 	return a.preempts < b.preempts || a.preempts == b.preempts && (a.running == b.running || a.running < 0)
 }
 
-// spentOf is what a run at its k-th decision point has spent.
-func spentOf(p *preemption, faults, k int) spent {
+// spentOf is what a run at its k-th decision point has spent, where the point offers faults or not. The
+// running client is left out (-1) where it cannot matter: before the first progress decision, and where the
+// running client has no progress choice and no fault is offered — the next decision is then a progress one,
+// free whichever client it runs, and makes that client the running one, so every visit to the state has the
+// same continuations whichever client ran before it.
+func spentOf(p *preemption, faults, k int, faultsOffered bool) spent {
 	s := spent{preempts: p.preempts, faults: faults, decisions: k, running: p.running}
-	if !p.started {
+	if !p.started || !p.runnable && !faultsOffered {
 		s.running = -1
 	}
 	return s

@@ -180,7 +180,7 @@ func curatorClassPath(t *testing.T) string {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 		defer cancel()
-		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"), filepath.Join("java", "CacheWatch.java"), filepath.Join("java", "SaslLogin.java"), filepath.Join("java", "LeaderElect.java"), filepath.Join("java", "SemaphoreLease.java"), filepath.Join("java", "ReadWriteContend.java"))
+		classes.path, classes.err = javaclients.Compile(ctx, classes.dir, filepath.Join("java", "LockContend.java"), filepath.Join("java", "CacheWatch.java"), filepath.Join("java", "SaslLogin.java"), filepath.Join("java", "LeaderElect.java"), filepath.Join("java", "SemaphoreLease.java"), filepath.Join("java", "ReadWriteContend.java"), filepath.Join("java", "TLSClient.java"))
 	})
 	if classes.err != nil {
 		t.Fatalf("Curator contender: %v", classes.err)

@@ -58,6 +58,8 @@ type clusterConfig struct {
 	defaultWhitelist bool
 	// extra lines of every zoo.cfg.
 	extra []string
+	// serverExtra, when set, gives lines of server i's zoo.cfg alone (its own secure client port, say).
+	serverExtra func(i int) []string
 }
 
 // startStandin starts a cluster of servers stand-in servers (see startCluster) with every four-letter word
@@ -114,11 +116,29 @@ func writeCluster(ctx context.Context, t *testing.T, cfg clusterConfig) *standin
 	if !cfg.defaultWhitelist {
 		lines = append(lines, "4lw.commands.whitelist=*")
 	}
-	for _, srv := range zkcluster.Write(t, base, cfg.servers, append(lines, cfg.extra...)...) {
+	for i, srv := range zkcluster.Write(t, base, cfg.servers, append(lines, cfg.extra...)...) {
 		s.cfgs = append(s.cfgs, srv.Cfg)
 		s.addrs = append(s.addrs, srv.Addr())
+		if cfg.serverExtra != nil {
+			appendLines(t, srv.Cfg, cfg.serverExtra(i))
+		}
 	}
 	return s
+}
+
+// appendLines appends lines to the file at path.
+func appendLines(t *testing.T, path string, lines []string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(f, l); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // launch starts server i's process.

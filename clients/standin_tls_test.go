@@ -71,17 +71,37 @@ func tlsFacts(t *testing.T, addr string, p *tlstest.PKI) string {
 	return out.String()
 }
 
+// x509Facts returns what go-zookeeper over TLS with the client certificate sees of the x509 scheme at addr:
+// reading a node whose ACL is x509 with its own subject, and one with another subject.
+func x509Facts(t *testing.T, addr string, cfg *tls.Config) string {
+	t.Helper()
+	conn, _ := tlsConnect(addr, cfg)(t, 10*time.Second)
+	defer conn.Close()
+	var out strings.Builder
+	for _, dn := range []string{clientDN, "CN=other"} {
+		path := "/x509-" + strings.ToLower(strings.Fields(strings.ReplaceAll(dn, "=", " "))[1])
+		_, err := conn.Create(path, []byte("x"), 0, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: dn}})
+		fmt.Fprintf(&out, "create x509:%s: %v", dn, err)
+		_, _, err = conn.Get(path)
+		fmt.Fprintf(&out, ", get: %v\n", err)
+	}
+	return out.String()
+}
+
 // TestStandInTLS: a standalone server with a secure client port (the Netty connection factory, key and trust
 // stores in zoo.cfg, each of PKCS12, PEM and JKS, the type taken from the file's extension) serves go-zookeeper
 // over TLS alike on a real ZooKeeper 3.8 (realzk, with Debian's netty-codec.jar, which its zookeeper.jar's
 // class path leaves out) and on the stand-in started from the same zoo.cfg lines: TLSv1.2, a client
-// certificate required, the refused-operation rules passing over TLS.
+// certificate required, the refused-operation rules passing over TLS, and the certificate's subject the
+// connection's x509 identity (an x509 ACL with it lets go-zookeeper read, one with another subject does not).
 func TestStandInTLS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*scenarioTimeout)
 	t.Cleanup(cancel)
 	p := tlstest.NewPKI(t)
 	clientTLS := &tls.Config{RootCAs: p.Pool, Certificates: []tls.Certificate{p.Client}}
 	const want = "with a client certificate: handshake complete true, TLS 1.2\nwithout one: refused true\n"
+	// The certificate's subject is the connection's x509 identity (measured on the real server).
+	const wantX509 = "create x509:" + clientDN + ": <nil>, get: <nil>\ncreate x509:CN=other: <nil>, get: zk: not authenticated\n"
 	certFile, keyFile, caFile := p.ClientFiles(t, t.TempDir())
 	// What kazoo's use_ssl gets (measured on the real server; the stand-in is held to it).
 	const wantKazoo = "with a client certificate: create and get b'over tls', version 0\nexists after delete: False\n" +
@@ -112,6 +132,9 @@ func TestStandInTLS(t *testing.T) {
 			if got := tlsFacts(t, addr, p); got != want {
 				t.Errorf("real: %s, want %s", got, want)
 			}
+			if got := x509Facts(t, addr, clientTLS); got != wantX509 {
+				t.Errorf("real: %s, want %s", got, wantX509)
+			}
 			if typ == "PKCS12" {
 				kazoo(t, addr)
 			}
@@ -123,6 +146,9 @@ func TestStandInTLS(t *testing.T) {
 			conformance.Run(t, conformance.Target{Connect: tlsConnect(addr, clientTLS), Only: []string{"refused/"}})
 			if got := tlsFacts(t, addr, p); got != want {
 				t.Errorf("stand-in: %s, want %s", got, want)
+			}
+			if got := x509Facts(t, addr, clientTLS); got != wantX509 {
+				t.Errorf("stand-in: %s, want %s", got, wantX509)
 			}
 			if typ == "PKCS12" {
 				kazoo(t, addr)

@@ -112,7 +112,7 @@
 //
 // # Not modelled
 //
-// SASL mechanisms other than DIGEST-MD5 (Kerberos/GSSAPI; see WithSASL), x509 authentication, the container manager's znode.container.maxNeverUsedIntervalMs and
+// SASL mechanisms other than DIGEST-MD5 (Kerberos/GSSAPI; see WithSASL), x509's super user (WithX509), the container manager's znode.container.maxNeverUsedIntervalMs and
 // maxPerMinute (a pass deletes all its candidates at one instant, in path order), quotas, a reconfig that
 // moves a running server's ports (dynamic reconfiguration itself is modelled: WithReconfig, reconfig.go),
 // local sessions of the model's own clients (Connect: only sessions made over the wire are local with

@@ -64,6 +64,15 @@ const notServing = "This ZooKeeper instance is not currently serving requests\n"
 func (l *wireLink) fourLetterWord() (io.Reader, bool) {
 	var head [4]byte
 	n, _ := io.ReadFull(l.nc, head[:])
+	if n == 4 && string(head[:]) == tlsPeerMagic { // a TLS gateway's record of the client's certificate first
+		id, cert, err := readTLSPeer(l.nc)
+		if err != nil {
+			l.abort()
+			return nil, true
+		}
+		l.x509, l.hasCert = id, cert
+		n, _ = io.ReadFull(l.nc, head[:])
+	}
 	word := string(head[:n])
 	if n < 4 || !slices.Contains(fourLetterWords, word) {
 		return io.MultiReader(bytes.NewReader(head[:n]), l.nc), false

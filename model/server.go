@@ -53,6 +53,7 @@ type config struct {
 	memberList  []EnsembleMember // WithMembers
 	reconfig    bool             // WithReconfig
 	skipACL     bool             // WithSkipACL
+	x509        bool             // WithX509
 	enforceAuth []string         // WithEnforceAuth: the schemes a connection must hold one of
 
 	readOnly       bool // WithReadOnlyMode

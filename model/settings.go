@@ -12,7 +12,8 @@ import (
 // options it is given replace the server's, and an option that is not given returns to its default — as a
 // server started again without a JVM flag no longer has it. These options may be given: WithSuperDigest,
 // WithSASL, WithSkipACL, WithReconfig, WithExtendedTypes, WithContainerCheckInterval, WithSessionTimeouts,
-// WithReadOnlyMode, WithLocalSessions, WithLocalSessionsUpgrading and WithFourLetterWords. The tree, the sessions and the ensemble stay as they are; new logins, ACL checks,
+// WithReadOnlyMode, WithLocalSessions, WithLocalSessionsUpgrading, WithX509 and WithFourLetterWords. The tree, the
+// sessions and the ensemble stay as they are; new logins, ACL checks,
 // session negotiations and four-letter words follow the new settings (a connection keeps the identities it
 // has: a real restart closes every connection, as StopServer does). Options that make the server what it is
 // (WithSeed, WithTickTime, WithStartTime, WithManualTransport, WithObserver, WithEnsemble, WithMembers) are
@@ -45,5 +46,5 @@ func (s *Server) ApplySettings(opts ...Option) error {
 // coreSettings are the options the core's decisions depend on.
 func (c *config) coreSettings() core.Settings {
 	return core.Settings{SuperDigest: c.superDigest, SASLSuperUser: c.sasl.SuperUser, SASLACLs: c.sasl.ACLs,
-		Reconfig: c.reconfig, SkipACL: c.skipACL}
+		Reconfig: c.reconfig, SkipACL: c.skipACL, X509ACLs: c.x509}
 }

@@ -63,6 +63,8 @@ type wireLink struct {
 	lingers  bool              // answered NotReadOnly in place of a session: open until the client sends more (readonly.go); guarded by Server.mu
 	expiry   int64             // its connection expiry bucket (cnxnexpiry.go); guarded by Server.mu
 	sasl     *digestmd5.Server // the connection's SASL exchange, once its first sasl request came; guarded by Server.mu
+	x509     string            // the client certificate's subject (WriteTLSPeer), its x509 identity; set before the connect request is read
+	hasCert  bool              // a client certificate came (WriteTLSPeer); set before the connect request is read
 	mu       sync.Mutex        // guards the fields below
 	queue    [][]byte          // frames waiting to be written
 	queued   int               // their bytes, each frame's counted up to wireFrameWeight
@@ -515,6 +517,9 @@ func (s *Server) handshake(l *wireLink, req jute.ConnectRequest) bool {
 	slot.connected, slot.closing = true, false
 	s.touchLink(l)                                 // the connection now expires with its session's timeout
 	s.core.ResetAuth(slot.session, remoteIP(l.nc)) // a new connection: the client sends its credentials again
+	if l.hasCert && s.cfg.x509 {
+		s.core.AddX509(slot.session, l.x509) // X509AuthenticationProvider, as the TLS handshake completes
+	}
 	l.sendConnectResponse(jute.ConnectResponse{TimeOut: int32(timeout.Milliseconds()), SessionID: slot.session, Passwd: s.password(slot.session), ReadOnly: readOnly})
 	return true
 }

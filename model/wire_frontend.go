@@ -22,6 +22,11 @@ func (s *Server) applyFrontEnd(c *Conn, cl *call) (string, bool) {
 	r := &w.req
 	switch w.op {
 	case jute.OpAuth:
+		if r.Scheme == "x509" && l.hasCert && s.cfg.x509 {
+			// X509AuthenticationProvider adds the certificate's identity again, whatever the packet says.
+			w.frame = replyFrame(w.xid, 0, 0, nil)
+			return "ok x509", false
+		}
 		// ZooKeeper answers auth packets with the request's xid (clients send -4) and zxid 0; a scheme other
 		// than digest and ip is AUTHFAILED, and the server closes the connection (the core keeps the
 		// identities: the session's, until its next connection).

@@ -395,6 +395,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		model.WithContainerCheckInterval(o.containerInterval), model.WithFourLetterWords(o.fourLetterWords...), o.saslOption}
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
 	opts = append(opts, o.readOnly.options()...)
+	if o.secureAddr != "" {
+		opts = append(opts, model.WithX509()) // a secure client port: the x509 ACL scheme, as 3.8's Netty factory
+	}
 	if o.enforceAuth != nil {
 		opts = append(opts, model.WithEnforceAuth(o.enforceAuth...))
 	}
@@ -585,6 +588,10 @@ func (g *gateway) serve(i int, l net.Listener) {
 func (g *gateway) pump(lk *link, src, dst net.Conn, fromModel bool) {
 	defer g.wg.Done()
 	if !fromModel {
+		if tc, ok := src.(*tls.Conn); ok && !g.tellCertificate(tc, dst) {
+			g.drop(lk)
+			return
+		}
 		io.Copy(dst, src)
 		if tc, ok := dst.(*net.TCPConn); ok && tc.CloseWrite() == nil {
 			return // the model closes its end; the other pump then drops both
@@ -611,6 +618,21 @@ func (g *gateway) pump(lk *link, src, dst net.Conn, fromModel bool) {
 		in.Discard(len(rest))
 	}
 	io.Copy(dst, in)
+}
+
+// tellCertificate completes a TLS client's handshake and tells the model what certificate it came with (its
+// x509 identity), before any of the client's bytes. It reports whether the connection may go on.
+func (g *gateway) tellCertificate(tc *tls.Conn, toModel net.Conn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return false // refused (no client certificate where one is needed, say): the client sees the alert
+	}
+	if err := model.WriteTLSPeer(toModel, tc.ConnectionState()); err != nil {
+		fmt.Fprintln(g.stderr, "zkmodel:", err)
+		return false
+	}
+	return true
 }
 
 // maxFrame bounds the ConnectResponse the gateway reads whole.

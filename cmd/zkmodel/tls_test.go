@@ -15,7 +15,7 @@ import (
 
 // TestServeTLS: `zkmodel serve -secure-addr` serves go-zookeeper over TLS (its dialer option) from a PKCS12 key
 // store, with 3.8's defaults (TLSv1.2, a client certificate required: clients.TestStandInTLS measures them on
-// a real server); POST /stop closes a server's TLS port with its plain one and /start opens both again; TLS
+// a real server), the client certificate's subject the x509 identity; POST /stop closes a server's TLS port with its plain one and /start opens both again; TLS
 // flags without -secure-addr, or a bad key store, are a usage error.
 func TestServeTLS(t *testing.T) {
 	p := tlstest.NewPKI(t)
@@ -43,6 +43,16 @@ func TestServeTLS(t *testing.T) {
 	waitState(t, events, zk.StateHasSession)
 	if _, err := conn.Create("/tls", []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("Create over TLS: %v", err)
+	}
+	// The client certificate's subject is the connection's x509 identity (clients.TestStandInTLSJava measures it).
+	for dn, want := range map[string]error{`CN=client,OU=clients,O=zkmodel\, tests`: nil, "CN=other": zk.ErrNoAuth} {
+		path := "/x509-" + strings.ToLower(dn[3:8])
+		if _, err := conn.Create(path, nil, 0, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: dn}}); err != nil {
+			t.Fatalf("create %s with ACL x509:%s: %v", path, dn, err)
+		}
+		if _, _, err := conn.Get(path); err != want {
+			t.Errorf("get %s (ACL x509:%s) over TLS with the client certificate: %v, want %v", path, dn, err, want)
+		}
 	}
 	handshake := func(addr string, cfg *tls.Config) (uint16, error) {
 		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)

@@ -355,6 +355,9 @@ func settingsArgs(cfg dropin.Config) []string {
 	if cfg.SkipACL {
 		args = append(args, "-skip-acl")
 	}
+	if cfg.SecureClientAddr != "" {
+		args = append(args, "-x509")
+	}
 	if cfg.ReadOnlyMode {
 		args = append(args, "-readonly-mode")
 	}

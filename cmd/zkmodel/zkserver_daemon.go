@@ -41,6 +41,7 @@ type daemonOptions struct {
 	linger            time.Duration
 	reconfig          bool                   // reconfigEnabled
 	skipACL           bool                   // zookeeper.skipACL=yes
+	x509              bool                   // a secure client port: the x509 ACL scheme
 	readOnly          readOnlyFlags          // readonlymode.enabled, localSessionsEnabled
 	enforceAuth       string                 // the schemes enforce.auth requires, comma-separated ("": none)
 	servers           []model.EnsembleMember // the server.N lines (nil: -members servers of the model's default configuration)
@@ -92,6 +93,7 @@ func (o *daemonOptions) registerSettings(fs *flag.FlagSet) {
 	o.sasl.register(fs)
 	fs.BoolVar(&o.reconfig, "reconfig", false, "reconfigEnabled")
 	fs.BoolVar(&o.skipACL, "skip-acl", false, "zookeeper.skipACL=yes")
+	fs.BoolVar(&o.x509, "x509", false, "the server has a secure client port: the x509 ACL scheme (client certificates)")
 	o.readOnly.register(fs)
 	fs.StringVar(&o.enforceAuth, "enforce-auth", "", "the schemes enforce.auth.schemes requires, comma-separated (empty: none)")
 }
@@ -102,6 +104,9 @@ func (o *daemonOptions) settingsOptions() ([]model.Option, error) {
 		model.WithSessionTimeouts(o.minSession, o.maxSession), model.WithFourLetterWords(whitelistOf(o.fourLetterWords)...)}
 	opts = append(opts, switchOptions(o.superDigest, o.extendedTypes, o.reconfig, o.skipACL)...)
 	opts = append(opts, o.readOnly.options()...)
+	if o.x509 {
+		opts = append(opts, model.WithX509())
+	}
 	if o.enforceAuth != "" {
 		opts = append(opts, model.WithEnforceAuth(strings.Split(o.enforceAuth, ",")...))
 	}

@@ -24,7 +24,8 @@ import (
 )
 
 // PKI is a test CA, a server certificate for 127.0.0.1 and localhost, and a client certificate, both signed by
-// the CA.
+// the CA. The client's subject is O=zkmodel\, tests, OU=clients, CN=client (a comma in a value, three
+// relative names: what the x509 scheme's identity has to get right).
 type PKI struct {
 	ca, server, client *x509.Certificate
 	serverKey          *ecdsa.PrivateKey
@@ -61,7 +62,7 @@ func NewPKI(t testing.TB) *PKI {
 	server, serverKey := issue(&x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"}, NotBefore: now.Add(-time.Hour),
 		NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}, ca, caKey)
-	client, clientKey := issue(&x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "client"}, NotBefore: now.Add(-time.Hour),
+	client, clientKey := issue(&x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "client", OrganizationalUnit: []string{"clients"}, Organization: []string{"zkmodel, tests"}}, NotBefore: now.Add(-time.Hour),
 		NotAfter: now.Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, ca, caKey)
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
@@ -164,4 +165,26 @@ func (p *PKI) ClientFiles(t testing.TB, dir string) (cert, key, ca string) {
 		}
 	}
 	return cert, key, ca
+}
+
+// ClientStores writes the client's key store (its certificate and key) and a trust store (the CA) as PKCS12
+// files into dir, for the Java client's zookeeper.ssl.keyStore.* and zookeeper.ssl.trustStore.*, and returns
+// their paths; both have the password Password.
+func (p *PKI) ClientStores(t testing.TB, dir string) (keyStore, trustStore string) {
+	t.Helper()
+	ks, err := pkcs12.Modern.Encode(p.Client.PrivateKey, p.client, []*x509.Certificate{p.ca}, Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{p.ca}, Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyStore, trustStore = filepath.Join(dir, "client-keystore.p12"), filepath.Join(dir, "client-truststore.p12")
+	for path, data := range map[string][]byte{keyStore: ks, trustStore: ts} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keyStore, trustStore
 }

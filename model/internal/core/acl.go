@@ -30,7 +30,7 @@ type sessionAuth struct {
 	super bool     // a digest is the server's super digest, or the SASL user its super user: every check passes
 }
 
-// authID is one identity a connection holds besides its IP: scheme "digest" or "sasl".
+// authID is one identity a connection holds besides its IP: scheme "digest", "sasl" or "x509".
 type authID struct{ scheme, id string }
 
 // has reports whether the connection holds the identity.
@@ -55,6 +55,15 @@ func (c *Core) addSASL(sid int64, user string) {
 	s.auth.add("sasl", user)
 	if c.saslSuper != "" && user == c.saslSuper {
 		s.auth.super = true
+	}
+}
+
+// addX509 records that session sid's connection came with a client certificate whose subject is dn (as
+// X500Principal.getName writes it): the identity x509:dn, which 3.8's X509AuthenticationProvider gives a TLS
+// connection when its handshake completes.
+func (c *Core) addX509(sid int64, dn string) {
+	if s, ok := c.sessions[sid]; ok {
+		s.auth.add("x509", dn)
 	}
 }
 
@@ -140,6 +149,11 @@ func (c *Core) allowed(sid int64, n *node, perm int32) bool {
 			if ipMatches(s.auth.ip, a.ID) {
 				return true
 			}
+		case "x509":
+			// X509AuthenticationProvider.matches: the subject DN, as the same string.
+			if c.x509ACL && s.auth.has("x509", a.ID) {
+				return true
+			}
 		}
 	}
 	return false
@@ -175,6 +189,8 @@ func (c *Core) fixupACL(sid int64, acl []zk.ACL) ([]zk.ACL, error) {
 			out = append(out, a)
 		case a.Scheme == "ip" && validIPACL(a.ID):
 			out = append(out, a)
+		case a.Scheme == "x509" && c.x509ACL && validX500Name(a.ID):
+			out = append(out, a)
 		default:
 			return nil, zk.ErrInvalidACL
 		}
@@ -183,7 +199,7 @@ func (c *Core) fixupACL(sid int64, acl []zk.ACL) ([]zk.ACL, error) {
 }
 
 // authOrder returns the identities ZooKeeper 3.8 expands "auth" to, in its order: those of a scheme whose
-// provider authenticates (digest; sasl when its provider is configured), in the order of authInfoOrder.
+// provider authenticates (digest; sasl when its provider is configured; x509 on a server with a secure port), in the order of authInfoOrder.
 func (c *Core) authOrder(sid int64) []authID {
 	s, ok := c.sessions[sid]
 	if !ok {
@@ -191,7 +207,7 @@ func (c *Core) authOrder(sid int64) []authID {
 	}
 	var out []authID
 	for _, id := range c.authInfoOrder(s) {
-		if id.scheme == "digest" || (id.scheme == "sasl" && c.saslACL) {
+		if id.scheme == "digest" || (id.scheme == "sasl" && c.saslACL) || (id.scheme == "x509" && c.x509ACL) {
 			out = append(out, id)
 		}
 	}

@@ -263,6 +263,7 @@ type Core struct {
 	super      string     // the super digest (user:base64 hash) that addAuth makes super; "" for none
 	saslSuper  string     // the SASL user that logging in makes super (zookeeper.superUser); "" for none
 	saslACL    bool       // the sasl ACL scheme is on (SASLAuthenticationProvider configured)
+	x509ACL    bool       // the x509 ACL scheme is on (a secure client port: X509AuthenticationProvider)
 	config     *dynConfig // the ensemble's configuration (reconfig.go); nil for a standalone server
 	reconfigOn bool       // reconfigEnabled
 	skipACL    bool       // zookeeper.skipACL=yes: no ACL check (WithSkipACL)
@@ -325,7 +326,7 @@ func New(seed uint64, now int64) *Core {
 	c.persist[childWatch] = map[string]map[int64]uint8{}
 	// A fresh ZooKeeper 3.8 server has /zookeeper (with quota and config below it); every field of their stats
 	// is zero, except the child counts.
-	c.nodes["/"] = &node{acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll}
+	c.nodes["/"] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll} // its data is empty, not null (measured: the Java client reads 0 bytes)
 	for _, p := range []string{"/zookeeper", "/zookeeper/config", "/zookeeper/quota"} {
 		c.nodes[p] = &node{data: []byte{}, acl: zk.WorldACL(zk.PermAll), anyone: zk.PermAll}
 		c.link(parentOf(p), baseName(p))

@@ -53,6 +53,7 @@ type Settings struct {
 	SASLACLs      bool   // the sasl ACL scheme is on (SASLAuthenticationProvider configured)
 	Reconfig      bool   // reconfigEnabled
 	SkipACL       bool   // zookeeper.skipACL=yes: no ACL check
+	X509ACLs      bool   // the x509 ACL scheme is on (the server has a secure client port)
 }
 
 // Configure applies the settings.
@@ -61,6 +62,7 @@ func (c *Core) Configure(s Settings) {
 	c.saslSuper, c.saslACL = s.SASLSuperUser, s.SASLACLs
 	c.reconfigOn = s.Reconfig
 	c.skipACL = s.SkipACL
+	c.x509ACL = s.X509ACLs
 }
 
 // ConfigureReaper sets the container manager's options: whether TTL nodes are allowed (extended types) and
@@ -132,6 +134,10 @@ func (c *Core) ResetAuth(sid int64, ip string) { c.resetAuth(sid, ip) }
 
 // AddSASL records a SASL login as user on session sid's connection.
 func (c *Core) AddSASL(sid int64, user string) { c.addSASL(sid, user) }
+
+// AddX509 records that session sid's connection came with a client certificate of subject dn (the x509
+// scheme's identity).
+func (c *Core) AddX509(sid int64, dn string) { c.addX509(sid, dn) }
 
 // SpendZxid counts a transaction that failed before the core saw it: a write the server could not decode.
 func (c *Core) SpendZxid() { c.zxid++ }
