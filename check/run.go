@@ -121,7 +121,8 @@ type run struct {
 	elapsed  int64 // virtual ms since start
 	stopping bool  // the run is over: clients start no new round
 
-	eventBlock []event // where addLocked makes the next events
+	eventBlock []event       // where addLocked makes the next events: the rest of the last of blocks
+	blocks     []*eventBlock // the blocks the run's events are in, handed to its outcome (see recycle)
 
 	decisions []string
 	explored  int // decisions taken before the drain
@@ -170,7 +171,9 @@ func (r *run) clientByID(id int) *client {
 // addLocked records e. Events are made in blocks, a run records hundreds.
 func (r *run) addLocked(phase int, ev event, fill func(*event)) {
 	if len(r.eventBlock) == 0 {
-		r.eventBlock = make([]event, 64)
+		b := eventBlocks.Get().(*eventBlock)
+		r.blocks = append(r.blocks, b)
+		r.eventBlock = b[:]
 	}
 	e := &r.eventBlock[0]
 	r.eventBlock = r.eventBlock[1:]
@@ -186,9 +189,27 @@ func (r *run) addLocked(phase int, ev event, fill func(*event)) {
 	r.events = append(r.events, e)
 }
 
+// eventBlock is a block of events, as addLocked makes them.
+type eventBlock [64]event
+
+// eventBlocks recycles the blocks of the runs that are over and were dropped (outcome.recycle): they were a
+// third of the bytes a model run allocated, and with them the garbage collector's work.
+var eventBlocks = sync.Pool{New: func() any { return new(eventBlock) }}
+
+// recycle hands the outcome's event blocks back for other runs to record in. The outcome's history must not
+// be read afterwards: only a search that drops the outcome (a run that passed, once judged) recycles it.
+func (o *outcome) recycle() {
+	for _, b := range o.blocks {
+		clear(b[:]) // what the events referred to is garbage now
+		eventBlocks.Put(b)
+	}
+	o.blocks, o.history = nil, nil
+}
+
 // outcome is a finished run: its decisions, history and verdict.
 type outcome struct {
-	clientKind string // clients.name
+	blocks     []*eventBlock // where the history's events are (see recycle)
+	clientKind string        // clients.name
 	decisions  []string
 	explored   int // decisions before the drain
 	history    []*event
@@ -268,6 +289,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 	r.shutdown()
 	out.decisions, out.explored = r.decisions, r.explored
 	out.history = r.orderedHistory()
+	out.blocks = r.blocks
 	switch {
 	case errors.Is(err, errPruned):
 		out.pruned = true

@@ -163,6 +163,9 @@ func (s *sample) work(w int) {
 			s.fail, s.failOut, s.failAt = i, out, time.Now()
 		}
 		s.mu.Unlock()
+		if !out.failed() {
+			out.recycle() // judged and dropped: its events' blocks go to the next runs
+		}
 	}
 }
 

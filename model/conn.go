@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -225,15 +226,23 @@ func (c *Conn) teardown() {
 
 // do sends a request and waits for its reply. Validation has already happened.
 func (c *Conn) do(r *core.Request) (core.Result, <-chan zk.Event) {
+	res, watch, _ := c.doContext(context.Background(), r)
+	return res, watch
+}
+
+// doContext is do that stops waiting when ctx is done first, and then returns ctx's error as
+// abandoned: the request goes on as sent, and its reply, when it comes, is dropped (finish sends it on the
+// call's own buffered channel, which nothing reads).
+func (c *Conn) doContext(ctx context.Context, r *core.Request) (res core.Result, watch <-chan zk.Event, abandoned error) {
 	s := c.srv
 	s.mu.Lock()
 	if c.closed {
 		s.mu.Unlock()
-		return core.Result{Err: zk.ErrConnectionClosed}, nil
+		return core.Result{Err: zk.ErrConnectionClosed}, nil, nil
 	}
 	if (r.Op == core.OpCreate || r.Op == core.OpSetData || r.Op == core.OpMulti) && r.WireSize() > core.ClientBuffer {
 		s.mu.Unlock()
-		return core.Result{Err: zk.ErrShortBuffer}, nil
+		return core.Result{Err: zk.ErrShortBuffer}, nil, nil
 	}
 	cl := callPool.Get().(*call)
 	*cl = call{reqv: *r} // a copy, so that the caller's request need not escape to the heap
@@ -261,7 +270,7 @@ func (c *Conn) do(r *core.Request) (core.Result, <-chan zk.Event) {
 			callPool.Put(cl)
 		}
 		s.mu.Unlock()
-		return rep.res, rep.watch
+		return rep.res, rep.watch, nil
 	}
 	// Under the lock, so finish cannot have run in between. The channel is the client's own spare when it has
 	// one: finish sends on it once, and once that is received nothing refers to it.
@@ -271,11 +280,15 @@ func (c *Conn) do(r *core.Request) (core.Result, <-chan zk.Event) {
 		cl.done = make(chan reply, 1)
 	}
 	s.mu.Unlock()
-	rep := <-cl.done
-	s.mu.Lock()
-	c.spareDone = append(c.spareDone, cl.done)
-	s.mu.Unlock()
-	return rep.res, rep.watch
+	select {
+	case rep := <-cl.done:
+		s.mu.Lock()
+		c.spareDone = append(c.spareDone, cl.done)
+		s.mu.Unlock()
+		return rep.res, rep.watch, nil
+	case <-ctx.Done(): // nil, which never fires, for context.Background
+		return core.Result{}, nil, ctx.Err()
+	}
 }
 
 // Close ends the client, as go-zookeeper's Close does: calls still waiting return zk.ErrConnectionClosed, a
@@ -323,6 +336,10 @@ func (c *Conn) Close() {
 // (TTL modes need CreateTTL). It needs CREATE on the parent; acl is stored as ZooKeeper stores it (see SetACL)
 // and enforced.
 func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	return c.create(context.Background(), path, data, flags, acl)
+}
+
+func (c *Conn) create(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	// go-zookeeper's order: unknown flags, then the path (a trailing / is fine for the sequential modes,
 	// TTL included), then the refusal of TTL modes.
 	m, err := clientCreateMode(flags)
@@ -335,7 +352,10 @@ func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (stri
 	if m.ttl > 0 {
 		return "", fmt.Errorf("Create with TTL flag disallowed: %w", zk.ErrInvalidFlags)
 	}
-	res, _ := c.do(&core.Request{Op: core.OpCreate, Path: path, Data: data, Flags: flags, ACL: acl})
+	res, _, abandoned := c.doContext(ctx, &core.Request{Op: core.OpCreate, Path: path, Data: data, Flags: flags, ACL: acl})
+	if abandoned != nil {
+		return "", abandoned
+	}
 	return res.Path, res.Err
 }
 
@@ -408,10 +428,17 @@ func clientCreateMode(flags int32) (clientMode, error) {
 
 // Delete deletes a znode if its version matches (-1 matches any).
 func (c *Conn) Delete(path string, version int32) error {
+	return c.delete(context.Background(), path, version)
+}
+
+func (c *Conn) delete(ctx context.Context, path string, version int32) error {
 	if err := core.ValidatePath(path, false); err != nil {
 		return err
 	}
-	res, _ := c.do(&core.Request{Op: core.OpDelete, Path: path, Version: version})
+	res, _, abandoned := c.doContext(ctx, &core.Request{Op: core.OpDelete, Path: path, Version: version})
+	if abandoned != nil {
+		return abandoned
+	}
 	return res.Err
 }
 
@@ -437,10 +464,17 @@ func existsResult(res core.Result) (bool, *zk.Stat, error) {
 // ExistsW is Exists that also leaves a watch, whether or not the znode exists: NodeCreated fires it for a
 // missing znode; NodeDataChanged or NodeDeleted for an existing one.
 func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	return c.existsW(context.Background(), path)
+}
+
+func (c *Conn) existsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	if err := core.ValidatePath(path, false); err != nil {
 		return false, nil, nil, err
 	}
-	res, ch := c.do(&core.Request{Op: core.OpExists, Path: path, Watch: true})
+	res, ch, abandoned := c.doContext(ctx, &core.Request{Op: core.OpExists, Path: path, Watch: true})
+	if abandoned != nil {
+		return false, nil, nil, abandoned
+	}
 	ok, st, err := existsResult(res)
 	if err != nil {
 		return false, nil, nil, err
@@ -449,11 +483,16 @@ func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 }
 
 // Get returns a znode's data and stat.
-func (c *Conn) Get(path string) ([]byte, *zk.Stat, error) {
+func (c *Conn) Get(path string) ([]byte, *zk.Stat, error) { return c.get(context.Background(), path) }
+
+func (c *Conn) get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
 	if err := core.ValidatePath(path, false); err != nil {
 		return nil, nil, err
 	}
-	res, _ := c.do(&core.Request{Op: core.OpGetData, Path: path})
+	res, _, abandoned := c.doContext(ctx, &core.Request{Op: core.OpGetData, Path: path})
+	if abandoned != nil {
+		return nil, nil, abandoned
+	}
 	if res.Err == zk.ErrConnectionClosed {
 		return nil, nil, res.Err
 	}
@@ -488,10 +527,17 @@ func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
 // Children returns a znode's children, in an order that is deterministic for the server's seed and
 // deliberately not sorted (a real server returns them in hash-set order), with the znode's stat.
 func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {
+	return c.children(context.Background(), path)
+}
+
+func (c *Conn) children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
 	if err := core.ValidatePath(path, false); err != nil {
 		return nil, nil, err
 	}
-	res, _ := c.do(&core.Request{Op: core.OpGetChildren, Path: path})
+	res, _, abandoned := c.doContext(ctx, &core.Request{Op: core.OpGetChildren, Path: path})
+	if abandoned != nil {
+		return nil, nil, abandoned
+	}
 	if res.Err == zk.ErrConnectionClosed {
 		return nil, nil, res.Err
 	}

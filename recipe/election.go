@@ -61,7 +61,7 @@ func (e *Election) Leader(ctx context.Context) ([]byte, error) {
 	}
 	var retry retrier
 	for {
-		names, err := call(ctx, func() ([]string, error) { c, _, err := e.conn.Children(dir); return c, err })
+		names, _, err := children(ctx, e.conn, dir)
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil, fmt.Errorf("recipe: election %s: %w", dir, ErrNoLeader)
 		}
@@ -71,7 +71,7 @@ func (e *Election) Leader(ctx context.Context) ([]byte, error) {
 			if !ok {
 				return nil, fmt.Errorf("recipe: election %s: %w", dir, ErrNoLeader)
 			}
-			value, err = call(ctx, func() ([]byte, error) { d, _, err := e.conn.Get(dir + "/" + first); return d, err })
+			value, err = get(ctx, e.conn, dir+"/"+first)
 			if errors.Is(err, zk.ErrNoNode) {
 				continue // the leader went away: list again
 			}

@@ -185,7 +185,7 @@ func (l *Lock) acquire(ctx context.Context) (*hold, error) {
 			return h, nil
 		}
 		// Step 3: watch the predecessor only; if it is already gone, re-list at once.
-		r, err := call(ctx, func() (exists, error) { return existsW(l.conn, l.dir+"/"+pred) })
+		r, err := existsW(ctx, l.conn, l.dir+"/"+pred)
 		if err == nil && !r.ok {
 			continue
 		} else if transient(err) && !isClosed(h.lost) {
@@ -216,7 +216,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	wasLost, ambiguous := isClosed(h.lost), false
 	var retry retrier
 	for {
-		_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(h.node, -1) })
+		err := remove(ctx, l.conn, h.node)
 		if transient(err) {
 			// A lost reply leaves the delete maybe applied: a retry's ErrNoNode then means done.
 			ambiguous = ambiguous || lostReply(err)

@@ -61,7 +61,7 @@ func (l *Lock) create(ctx context.Context, id string, inflight *sync.WaitGroup) 
 				return "", fmt.Errorf("create lock node: %w", err)
 			}
 			var names []string
-			names, err = call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
+			names, _, err = children(ctx, l.conn, l.dir)
 			if transient(err) {
 				continue
 			} else if err != nil {
@@ -98,7 +98,7 @@ func (l *Lock) createParents(ctx context.Context) error {
 		if i < len(l.dir) && l.dir[i] != '/' {
 			continue
 		}
-		_, err := call(ctx, func() (string, error) { return l.conn.Create(l.dir[:i], nil, 0, l.acl) })
+		_, err := create(ctx, l.conn, l.dir[:i], nil, 0, l.acl)
 		if transient(err) {
 			err = retry.pause(ctx, err)
 			i-- // retry this level; ErrNodeExists tells us if the lost create was applied
@@ -116,15 +116,10 @@ func (l *Lock) createParents(ctx context.Context) error {
 // directory's pzxid in that listing (the fencing token when nothing blocks). It ignores
 // children that are not lock nodes and deletes stray nodes carrying the own id.
 func (l *Lock) predecessor(ctx context.Context, id, node string) (string, int64, error) {
-	type listing struct {
-		names []string
-		stat  *zk.Stat
-	}
-	r, err := call(ctx, func() (listing, error) { c, st, err := l.conn.Children(l.dir); return listing{c, st}, err })
+	names, stat, err := children(ctx, l.conn, l.dir)
 	if err != nil {
 		return "", 0, fmt.Errorf("list %s: %w", l.dir, err)
 	}
-	names := r.names
 	own := node[len(l.dir)+1:]
 	_, _, ownSeq, _ := parseNode(own)
 	found, pred, predSeq := false, "", int32(0)
@@ -135,7 +130,7 @@ func (l *Lock) predecessor(ctx context.Context, id, node string) (string, int64,
 		case name == own:
 			found = true
 		case nodeID == id: // a duplicate left by a lost create reply: ours, so delete it
-			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(l.dir+"/"+name, -1) })
+			err := remove(ctx, l.conn, l.dir+"/"+name)
 			if err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return "", 0, fmt.Errorf("delete duplicate lock node %s: %w", name, err)
 			}
@@ -146,10 +141,10 @@ func (l *Lock) predecessor(ctx context.Context, id, node string) (string, int64,
 	if !found {
 		return "", 0, fmt.Errorf("own node %s is no longer listed: %w", node, ErrLost)
 	}
-	if r.stat == nil {
+	if stat == nil {
 		return "", 0, fmt.Errorf("list %s: the reply has no stat", l.dir)
 	}
-	return pred, r.stat.Pzxid, nil
+	return pred, stat.Pzxid, nil
 }
 
 // cleanup deletes every node carrying id, with a fresh bounded context, once no
@@ -166,7 +161,7 @@ func (l *Lock) cleanup(id string, inflight *sync.WaitGroup) error {
 	}
 	var retry retrier
 again:
-	names, err := call(ctx, func() ([]string, error) { c, _, err := l.conn.Children(l.dir); return c, err })
+	names, _, err := children(ctx, l.conn, l.dir)
 	if transient(err) {
 		if err = retry.pause(ctx, err); err == nil {
 			goto again
@@ -179,7 +174,7 @@ again:
 	}
 	for _, name := range names {
 		if nodeID, _, _, ok := parseNode(name); ok && nodeID == id {
-			_, err := call(ctx, func() (struct{}, error) { return struct{}{}, l.conn.Delete(l.dir+"/"+name, -1) })
+			err := remove(ctx, l.conn, l.dir+"/"+name)
 			if transient(err) {
 				if err = retry.pause(ctx, err); err == nil {
 					goto again
@@ -211,7 +206,7 @@ func (h *hold) followOwn(conn Conn) {
 	}()
 	var retry retrier
 	for {
-		r, err := call(ctx, func() (exists, error) { return existsW(conn, h.node) })
+		r, err := existsW(ctx, conn, h.node)
 		if transient(err) {
 			if retry.pause(ctx, err) == nil {
 				continue
@@ -298,9 +293,76 @@ type exists struct {
 	events <-chan zk.Event
 }
 
-func existsW(conn Conn, path string) (exists, error) {
-	ok, stat, events, err := conn.ExistsW(path)
-	return exists{ok, stat, events}, err
+// contextConn is a Conn whose calls end with a context, as the model's *model.Conn's do (see its
+// CreateContext): on one, the helpers below make their call on the calling goroutine; on any other they make
+// it through call, a goroutine a call. Either way they return the call's result, or ctx's error (and zero
+// values) when ctx is done first, the call going on without its caller.
+type contextConn interface {
+	// ContextCaller is the value whose calls these are: a wrapper that embeds a contextConn has the
+	// embedded one's calls promoted, which would bypass the wrapper's own methods (see withContext).
+	ContextCaller() any
+	CreateContext(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL) (string, error)
+	ChildrenContext(ctx context.Context, path string) ([]string, *zk.Stat, error)
+	ExistsWContext(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error)
+	DeleteContext(ctx context.Context, path string, version int32) error
+	GetContext(ctx context.Context, path string) ([]byte, *zk.Stat, error)
+}
+
+// withContext returns conn as a contextConn when it is one itself, not a wrapper around one.
+func withContext(conn Conn) (contextConn, bool) {
+	cc, ok := conn.(contextConn)
+	return cc, ok && cc.ContextCaller() == any(conn)
+}
+
+// existsW is conn's ExistsW, ended by ctx (see contextConn).
+func existsW(ctx context.Context, conn Conn, path string) (exists, error) {
+	if cc, ok := withContext(conn); ok {
+		ok, stat, events, err := cc.ExistsWContext(ctx, path)
+		return exists{ok, stat, events}, err
+	}
+	return call(ctx, func() (exists, error) {
+		ok, stat, events, err := conn.ExistsW(path)
+		return exists{ok, stat, events}, err
+	})
+}
+
+// children is conn's Children, ended by ctx (see contextConn).
+func children(ctx context.Context, conn Conn, path string) ([]string, *zk.Stat, error) {
+	if cc, ok := withContext(conn); ok {
+		return cc.ChildrenContext(ctx, path)
+	}
+	type listing struct {
+		names []string
+		stat  *zk.Stat
+	}
+	r, err := call(ctx, func() (listing, error) { names, stat, err := conn.Children(path); return listing{names, stat}, err })
+	return r.names, r.stat, err
+}
+
+// create is conn's Create, ended by ctx (see contextConn).
+func create(ctx context.Context, conn Conn, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	if cc, ok := withContext(conn); ok {
+		return cc.CreateContext(ctx, path, data, flags, acl)
+	}
+	return call(ctx, func() (string, error) { return conn.Create(path, data, flags, acl) })
+}
+
+// remove is conn's Delete of path at any version, ended by ctx (see contextConn).
+func remove(ctx context.Context, conn Conn, path string) error {
+	if cc, ok := withContext(conn); ok {
+		return cc.DeleteContext(ctx, path, -1)
+	}
+	_, err := call(ctx, func() (struct{}, error) { return struct{}{}, conn.Delete(path, -1) })
+	return err
+}
+
+// get is conn's Get of path's data, ended by ctx (see contextConn).
+func get(ctx context.Context, conn WatchConn, path string) ([]byte, error) {
+	if cc, ok := withContext(conn); ok {
+		data, _, err := cc.GetContext(ctx, path)
+		return data, err
+	}
+	return call(ctx, func() ([]byte, error) { data, _, err := conn.Get(path); return data, err })
 }
 
 // call runs a ZooKeeper call, which takes no context, and returns early with ctx's
