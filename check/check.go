@@ -176,14 +176,25 @@ type Config struct {
 	// are the same whatever it is: the first failure in the search's order is the one reported.
 	Parallel int
 
+	// NodeIDOrders makes an exhaustive search (Exhaustive) search every order of the clients' node ids:
+	// RandFor draws each client's ids from a stream of its own, which puts the names of the clients' nodes
+	// in one order, so a lock that orders nodes by name (not by sequence number) would be searched under that
+	// order only. With NodeIDOrders the search runs once for every permutation of the clients' streams
+	// (Clients! orders, the clients' own order first), the counts are summed, and the failure reported is the
+	// first in (order, tree order); its trace records the order ("id-order:") and replays. Only for Run
+	// (RunZK's go-zookeeper names its protected nodes from one stream per run, read in schedule order: no
+	// per-client stream to permute), at most maxOrderedClients clients, and not with -check.shard.
+	NodeIDOrders bool
+
 	// idStreams, when set, gives client i+1 the id stream (RandFor) of client idStreams[i], so that the
 	// clients' node ids come in another order than their numbers give; zero entries: each client its own.
-	// Only the tests set it (TestNodeIDOrderChangesNothing).
+	// NodeIDOrders sets it for each order in turn, and a trace's "id-order:" for its replay.
 	idStreams [maxOrderedClients]uint8
 }
 
-// maxOrderedClients is how many clients' id streams Config.idStreams can reorder.
-const maxOrderedClients = 4
+// maxOrderedClients is how many clients' id streams Config.idStreams can reorder, and so the most clients
+// Config.NodeIDOrders takes: 6! = 720 searches of the bound.
+const maxOrderedClients = 6
 
 // idStream is the id stream client id draws from: its own number unless cfg reorders them.
 func (c Config) idStream(id int) int {
@@ -306,6 +317,13 @@ type Report struct {
 	States    int
 	Exhausted bool // every schedule within the bound was covered (false: a failure or the budget stopped it)
 
+	// IDOrders is, for a search of every order of the clients' node ids (Config.NodeIDOrders), how many
+	// orders there are (Clients!), and IDOrdersSearched how many of them were searched (all of them unless a
+	// failure or the budget stopped it); the counts above are summed over those searched. IDOrder is the
+	// order of the failing search: client i+1 drew the ids of client IDOrder[i] (the trace's "id-order:").
+	IDOrders, IDOrdersSearched int
+	IDOrder                    []int
+
 	// NotReached names, for an exhaustive search that passed, a property of all the schedules together
 	// (readers-share, leases-share) that no schedule within the bound reached: not a failure, for a bound
 	// can be too small for the sharing to happen.
@@ -328,6 +346,7 @@ type Report struct {
 	FoundBy string
 
 	failingText string
+	idClients   int  // the clients whose node ids' orders were searched (Config.NodeIDOrders)
 	shared      bool // the judged runs (or schedules) reached the primitive's sharing
 
 	// For the shard report (-check.report).
@@ -421,6 +440,9 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 	if *flagReplay != "" {
 		cfg.Strategy = ReplayTrace(*flagReplay)
 	}
+	if err := validIDOrders(cfg, kind, strategyOf(cfg), flagPart(t)); err != nil {
+		t.Fatal(err)
+	}
 	if err := probe(t, kind, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -454,6 +476,9 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 		switch {
 		case rep.Exhaustive:
 			how = fmt.Sprintf(" (exhaustive search, shortest schedule: %d decisions)", fail.explored)
+			if rep.IDOrder != nil {
+				how = fmt.Sprintf(" (exhaustive search of every order of the node ids, shortest schedule: %d decisions, client i drawing the ids of client %s[i])", fail.explored, idOrderText(rep.IDOrder))
+			}
 		case rep.FoundBy == shard.PCT:
 			how = fmt.Sprintf(" (PCT run %d as found, not shrunk: %d decisions)", rep.FailIndex, fail.explored)
 		}

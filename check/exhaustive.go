@@ -431,7 +431,15 @@ type exhaustiveStrategy struct{}
 func (exhaustiveStrategy) String() string { return shard.Exhaustive }
 
 func (exhaustiveStrategy) explore(x *exploration) (Report, *outcome) {
-	rep, fail := x.exhaustive()
+	var (
+		rep  Report
+		fail *outcome
+	)
+	if x.cfg.NodeIDOrders {
+		rep, fail = x.everyIDOrder()
+	} else {
+		rep, fail = x.exhaustive()
+	}
 	if fail != nil && (fail.property == "replay" || fail.property == "setup") {
 		x.t.Fatalf("check: %s: exhaustive search: %s", x.cfg.Name, fail.verdict)
 	}

@@ -25,6 +25,8 @@ import (
 //	-check.shard=i/n     run only the i-th of n disjoint parts of the search (from 0), for spreading one
 //	                     search over processes or machines; merge the parts with `zkmodel merge`
 //	-check.report=FILE   write what the search (or its part) found as JSON, for `zkmodel merge`
+//	-check.idorders      with the exhaustive search, search every order of the clients' node ids (sets
+//	                     Config.NodeIDOrders: Clients! searches of the bound, at most 6 clients; Run only)
 //
 // For example, after a failure of TestMyLock:
 //
@@ -40,6 +42,7 @@ var (
 	flagPCTDepth = flag.Int("check.pct.depth", 0, "check.Run: the depth d of PCT's runs, 1 to 10 (default 3), with -check.strategy=pct or portfolio")
 	flagShard    = flag.String("check.shard", "", "check.Run: run only part i of n of the search, as i/n counting from 0 (merge the parts' -check.report files with zkmodel merge)")
 	flagReport   = flag.String("check.report", "", "check.Run: write what the search (or its -check.shard part) found as JSON to this file, for zkmodel merge")
+	flagIDOrders = flag.Bool("check.idorders", false, "check.Run: with the exhaustive search, search every order of the clients' node ids (sets Config.NodeIDOrders)")
 )
 
 // fromFlags applies the -check.* flags the user set to cfg.
@@ -55,6 +58,9 @@ func fromFlags(cfg Config) Config {
 	}
 	if *flagParallel > 0 {
 		cfg.Parallel = *flagParallel
+	}
+	if *flagIDOrders {
+		cfg.NodeIDOrders = true
 	}
 	return cfg
 }

@@ -31,6 +31,9 @@ func (r Report) String() string {
 		case !r.Failed:
 			runs += ", the budget ran out before the bound was exhausted"
 		}
+		if r.IDOrders > 0 {
+			runs += fmt.Sprintf(", %s", idOrdersText(r))
+		}
 	}
 	took := ""
 	if r.Elapsed > 0 {

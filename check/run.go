@@ -220,6 +220,7 @@ type outcome struct {
 	shared     bool   // the run reached the primitive's sharing: two readers, or Leases holders, at once
 	pruned     bool   // partial-order reduction cut the run short: it is not judged
 	seed       uint64 // the run's seed (see runSeeder); 0: node ids as before runs had seeds
+	idOrder    []int  // the order of the clients' id streams (Config.idStreams); nil: each client its own
 }
 
 func (o *outcome) failed() bool { return o.property != "" }
@@ -248,7 +249,7 @@ func executeWith(kind clients, cfg Config, d decider) *outcome {
 		}
 		r.add(phase, e, nil)
 	}))...)
-	out := &outcome{clientKind: kind.name}
+	out := &outcome{clientKind: kind.name, idOrder: cfg.idOrder()}
 	if s, ok := d.(runSeeder); ok {
 		r.seed = s.runSeed()
 		out.seed = r.seed

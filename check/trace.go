@@ -68,6 +68,9 @@ func (o *outcome) render(cfg Config) string {
 	if o.seed != 0 { // a run without a seed (the exhaustive search's) names its nodes as runs did before seeds
 		fmt.Fprintf(&b, "run-seed: %d\n", o.seed)
 	}
+	if len(o.idOrder) > 0 { // only then (Config.NodeIDOrders): every other run's clients draw their own ids
+		fmt.Fprintf(&b, "id-order: %s\n", idOrderText(o.idOrder))
+	}
 	prop, verdict := o.property, o.verdict
 	if prop == "" {
 		prop, verdict = "none", "every property held"
@@ -134,7 +137,10 @@ type Trace struct {
 	Verdict    string   // the recorded verdict sentence
 	Decisions  []string // the exploration's decisions, in order
 	RunSeed    uint64   // the run's seed ("run-seed:"; 0 when the trace has none, as before runs had seeds)
-	History    string   // the recorded history section
+	// IDOrder is the order of the clients' node ids the run drew ("id-order:", Config.NodeIDOrders): client
+	// i+1 drew the ids of client IDOrder[i]. Nil when the trace has none: each client drew its own.
+	IDOrder []int
+	History string // the recorded history section
 }
 
 // ParseTrace reads a trace file. A malformed file gives an error naming the file and line.
@@ -230,6 +236,9 @@ func parseTrace(path, data string) (*Trace, error) {
 	case !seen["history:"]:
 		return nil, bad(n, "the trace ends without its \"history:\" section: the file is truncated")
 	}
+	if tr.IDOrder != nil && len(tr.IDOrder) != tr.Config.Clients {
+		return nil, bad(n, "id-order: %s orders %d clients' ids, and the trace has %d clients", idOrderText(tr.IDOrder), len(tr.IDOrder), tr.Config.Clients)
+	}
 	tr.History = history.String()
 	return tr, nil
 }
@@ -292,6 +301,11 @@ func (tr *Trace) setHeader(key, val string) error {
 		tr.RunSeed, err = strconv.ParseUint(val, 10, 64)
 		if err != nil {
 			err = fmt.Errorf("run-seed: want the run's seed, a whole number, got %q", val)
+		}
+	case "id-order":
+		tr.IDOrder, err = parseIDOrder(val)
+		if err == nil {
+			c.idStreams = idStreamsOf(tr.IDOrder)
 		}
 	case "property":
 		tr.Property = val
@@ -412,4 +426,31 @@ func truncated(path, data string) error {
 		}
 	}
 	return fmt.Errorf("check: %s:%d: the trace is truncated: it ends inside its %s, without its last line %q; write it again (make check, or your test with -check.traces)", path, len(lines), section, traceEnd)
+}
+
+// idOrderText writes an order of the clients' ids as a trace's "id-order:" does: "2 1 3".
+func idOrderText(order []int) string {
+	parts := make([]string, len(order))
+	for i, s := range order {
+		parts[i] = strconv.Itoa(s)
+	}
+	return strings.Join(parts, " ")
+}
+
+// parseIDOrder reads a trace's "id-order:", a permutation of 1…k (k at most maxOrderedClients).
+func parseIDOrder(val string) ([]int, error) {
+	fields := strings.Fields(val)
+	if len(fields) == 0 || len(fields) > maxOrderedClients {
+		return nil, fmt.Errorf("id-order: want an order of the clients' numbers 1…k (k from 1 to %d), e.g. \"2 1\", got %q", maxOrderedClients, val)
+	}
+	order := make([]int, len(fields))
+	seen := make([]bool, len(fields)+1)
+	for i, f := range fields {
+		s, err := strconv.Atoi(f)
+		if err != nil || s < 1 || s > len(fields) || seen[s] {
+			return nil, fmt.Errorf("id-order: want each of the clients' numbers 1…%d once, e.g. \"2 1\", got %q", len(fields), val)
+		}
+		seen[s], order[i] = true, s
+	}
+	return order, nil
 }
