@@ -254,19 +254,29 @@ func TestNamespaceMetricsRealAndModel(t *testing.T) {
 }
 
 // serverIDInKey is the follower's server id in a leader's mntr keys (zk_avg_1_learner_handler_qp_size);
-// namespaceInKey is the namespace in a per-namespace summary's (zk_avg_a_write_per_namespace).
+// namespaceInKey is the namespace in a per-namespace summary's (zk_avg_a_write_per_namespace);
+// ackLatencyKey is a leader's summary of one server's acks (zk_avg_2_ack_latency). 3.8's Leader.processAck
+// records an ack's latency only for a proposal whose zxid is a multiple of zookeeper.leader.ackLoggingFrequency
+// (1000), so those keys appear on a leader once the ensemble has passed such a zxid: the shared real ensemble
+// passes one when earlier tests have written enough (a make test run did, 1 s into this test), a fresh one
+// has not. The model never shows them (docs/fidelity.md, Known differences); lineKeys leaves them out.
 var (
 	serverIDInKey  = regexp.MustCompile(`_\d+_learner`)
 	namespaceInKey = regexp.MustCompile(`^(zk_[a-z]+)_.*_(read|write)_per_namespace$`)
+	ackLatencyKey  = regexp.MustCompile(`^zk_[a-z0-9]+_\d+_ack_latency$`)
 )
 
 // lineKeys returns the keys of an answer's lines (each line up to sep), the server ids in mntr's learner keys
-// replaced by N and the namespaces of its per-namespace summaries by NS, sorted and without repeats: the
-// answer's shape, whatever namespaces the server has served.
+// replaced by N and the namespaces of its per-namespace summaries by NS, a leader's ack-latency summaries left
+// out, sorted and without repeats: the answer's shape, whatever namespaces the server has served and however
+// many zxids it has spent.
 func lineKeys(answer, sep string) string {
 	var keys []string
 	for line := range strings.SplitSeq(strings.TrimSuffix(answer, "\n"), "\n") {
 		key, _, _ := strings.Cut(line, sep)
+		if ackLatencyKey.MatchString(key) {
+			continue
+		}
 		key = serverIDInKey.ReplaceAllString(key, "_N_learner")
 		keys = append(keys, namespaceInKey.ReplaceAllString(key, "${1}_NS_${2}_per_namespace"))
 	}
