@@ -553,7 +553,7 @@ func herd(h []*event, prim Primitive) string {
 		}
 		switch {
 		case e.kind == "lock":
-			inLock[e.client], watched[e.client], own[e.client] = true, map[string]bool{}, map[string]bool{}
+			inLock[e.client], watched[e.client], own[e.client] = true, emptied(watched[e.client]), emptied(own[e.client])
 			writer[e.client] = !e.shared
 		case e.kind == "lock-ok" || e.kind == "lock-err" || e.kind == "cancelled":
 			// A cancelled client no longer waits; go-zookeeper cannot remove the watches it left behind.
@@ -605,6 +605,15 @@ func herd(h []*event, prim Primitive) string {
 		}
 	}
 	return ""
+}
+
+// emptied is m cleared for reuse, or a new map if m is nil: herd starts each Lock call's sets afresh.
+func emptied(m map[string]bool) map[string]bool {
+	if m == nil {
+		return map[string]bool{}
+	}
+	clear(m)
+	return m
 }
 
 // visualize writes porcupine's HTML view of the failing history, for safety and register violations.

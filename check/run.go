@@ -309,7 +309,7 @@ func (r *run) setup(kind clients) error {
 		if err != nil {
 			return fmt.Errorf("connecting client %d: %w", i+1, err)
 		}
-		c := &client{id: id, conn: conn, reqs: make(chan regRequest, 1)}
+		c := &client{id: id, conn: conn, reqs: make(chan regRequest, 1), replies: make(chan regReply, 1)}
 		if r.seed != 0 {
 			c.holds = rand.New(rand.NewPCG(r.seed, uint64(id)))
 		}
@@ -451,8 +451,8 @@ func (r *run) refuseRegisterRequests() bool {
 	refused := false
 	for _, c := range r.clients {
 		select {
-		case req := <-c.reqs:
-			c.pending = &req
+		case c.waiting = <-c.reqs:
+			c.pending = &c.waiting
 		default:
 		}
 		if c.pending != nil {
@@ -507,11 +507,19 @@ func historyOrder(a, b *event) int {
 
 // parseNotify reads "EventNodeDeleted /lock/x zxid=12".
 func parseNotify(detail string) (path string, zxid int64) {
-	f := strings.Fields(detail)
-	if len(f) >= 3 {
+	// strings.Fields' second and third fields, without the slice of them all: every notification is read.
+	var f [3]string
+	n := 0
+	for w := range strings.FieldsSeq(detail) {
+		f[n] = w
+		if n++; n == len(f) {
+			break
+		}
+	}
+	if n == len(f) {
 		path = f[1]
-		if n, ok := strings.CutPrefix(f[2], "zxid="); ok {
-			zxid, _ = strconv.ParseInt(n, 10, 64)
+		if z, ok := strings.CutPrefix(f[2], "zxid="); ok {
+			zxid, _ = strconv.ParseInt(z, 10, 64)
 		}
 	}
 	return path, zxid

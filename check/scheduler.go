@@ -294,8 +294,8 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 	// Register requests waiting for the scheduler.
 	for _, c := range r.clients {
 		select {
-		case req := <-c.reqs:
-			c.pending = &req
+		case c.waiting = <-c.reqs:
+			c.pending = &c.waiting
 		default:
 		}
 	}
