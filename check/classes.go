@@ -131,14 +131,22 @@ func classKey(steps []classStep, strict bool) stateKey {
 // verdict) — none, where the relation is one that reordering cannot tell.
 type classCount struct {
 	schedules, classes, strictClasses int
+	failed                            int // schedules that broke a property
+	failedMerged                      int // classes of two schedules or more that broke a property
 	mixed, strictMixed                int
 	exhausted                         bool
 }
 
-// classes is the classes of one relation met so far, each with how its first schedule ended.
+// classes is the classes of one relation met so far, each with how its first schedule ended and how many
+// schedules it has.
 type classes struct {
 	ends  map[stateKey]stateKey
+	size  map[stateKey]int
 	mixed map[stateKey]bool
+}
+
+func newClasses() *classes {
+	return &classes{ends: map[stateKey]stateKey{}, size: map[stateKey]int{}, mixed: map[stateKey]bool{}}
 }
 
 func (c *classes) add(k, end stateKey) {
@@ -147,6 +155,7 @@ func (c *classes) add(k, end stateKey) {
 	} else if first != end {
 		c.mixed[k] = true
 	}
+	c.size[k]++
 }
 
 // countClasses searches every complete schedule of cfg's preemption bound without reduction (no state
@@ -157,18 +166,28 @@ func countClasses(t *testing.T, kind clients, cfg Config, deadline time.Time) cl
 	if searchBound(cfg) < 0 {
 		t.Fatalf("check: %s: classes are counted under a preemption bound, and the configuration asks for the depth-bounded search", cfg.Name)
 	}
-	loose := &classes{ends: map[stateKey]stateKey{}, mixed: map[stateKey]bool{}}
-	strict := &classes{ends: map[stateKey]stateKey{}, mixed: map[stateKey]bool{}}
+	loose, strict := newClasses(), newClasses()
+	failed, failing := 0, map[stateKey]bool{}
 	s := &search{bound: searchBound(cfg)}
 	res := s.run(t, kind, cfg, stopOnNone, deadline, func(out *outcome) { // called in turn, run by run
 		if out.pruned {
 			return
 		}
 		steps := scheduleSteps(out)
-		end := digestOf([]byte(out.property + "\n" + out.dump))
-		loose.add(classKey(steps, false), end)
+		end, k := digestOf([]byte(out.property+"\n"+out.dump)), classKey(steps, false)
+		loose.add(k, end)
 		strict.add(classKey(steps, true), end)
+		if out.failed() {
+			failed++
+			failing[k] = true
+		}
 	})
-	return classCount{schedules: res.schedules, classes: len(loose.ends), strictClasses: len(strict.ends),
+	merged := 0
+	for k := range failing {
+		if loose.size[k] > 1 {
+			merged++
+		}
+	}
+	return classCount{schedules: res.schedules, classes: len(loose.ends), strictClasses: len(strict.ends), failed: failed, failedMerged: merged,
 		mixed: len(loose.mixed), strictMixed: len(strict.mixed), exhausted: res.exhausted}
 }

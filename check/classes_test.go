@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -154,5 +155,34 @@ func TestDPORLowerBound(t *testing.T) {
 				t.Errorf("%s: two counts of one bound differ: %+v and %+v", row, m.unreduced, again)
 			}
 		}
+	}
+}
+
+// TestClassesEndAlike: the relation the classes are counted under is one that reordering cannot tell, where
+// that can be measured: on the recipe, every primitive and every mutant, two clients with one preemption
+// and no fault (cacheBound), every schedule of a class ends in the same state of the model with the same
+// verdict — the mutants' violations included, so that a DPOR under the relation would find what the full
+// search finds. (Without preemption, with one fault, every schedule is a class of its own: a fault is
+// dependent on everything, and the free switches give the order of the rest; measured, 7,812 schedules of
+// the recipe, 7,812 classes.)
+func TestClassesEndAlike(t *testing.T) {
+	judged := 0
+	for _, v := range Variants() {
+		if strings.HasSuffix(v.Name, "-wire") || v.Name == "recipe-5-clients" || v.Name == "zk-lock" {
+			continue
+		}
+		got := countClasses(t, v.clients(), cacheBound(v, false), time.Time{})
+		if !got.exhausted || got.mixed > 0 || got.strictMixed > 0 || got.classes > got.strictClasses || got.strictClasses > got.schedules {
+			t.Errorf("%s: %+v", v.Name, got)
+		}
+		if got.failedMerged > 0 {
+			judged++
+		}
+		t.Logf("%s: %d schedules (%d failing), %d classes (%d of several schedules that fail), %d strict", v.Name, got.schedules, got.failed, got.classes, got.failedMerged, got.strictClasses)
+	}
+	// Measured: mutants d and g, the read-write lock's mutant b and the election's mutant d; the other
+	// mutants these bounds catch fail in classes of one schedule, or with a fault.
+	if judged < 4 {
+		t.Errorf("%d searches have a class of several schedules that break a property: the comparison says little", judged)
 	}
 }
