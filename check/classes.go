@@ -25,7 +25,13 @@ import (
 // closure of the dependent pairs in the schedule's order. Two schedules have the same key exactly when they
 // have the same decisions and order every dependent pair alike, that is when they are equivalent. What each
 // decision did (its effect: visible to the properties, clients touched) is read from the run's own history,
-// as the sleep sets read it; a relation read from the runs as they happened is what a DPOR would have too.
+// as the sleep sets read it; a relation read from the runs as they happened is what a DPOR would have too
+// (so "exactly" holds where equivalent runs show the same effects; countClasses counts the classes whose
+// schedules end differently, and the tests require none).
+//
+// The strict relation (classKey's strict) adds the order the state cache keeps across clients: two steps
+// that both had such an event (crossClient) are dependent. The sleep sets' relation lets a lock taken commute
+// with another client's change of the tree; the cache does not (unless Config.looseProjection).
 
 // classStep is one decision of a schedule, with what its step did.
 type classStep struct {
