@@ -190,6 +190,12 @@ type Config struct {
 	// clients' node ids come in another order than their numbers give; zero entries: each client its own.
 	// NodeIDOrders sets it for each order in turn, and a trace's "id-order:" for its replay.
 	idStreams [maxOrderedClients]uint8
+
+	// looseProjection, off by default, leaves the changes of the tree out of what the state cache keeps in
+	// order across clients (statecache.go), so that it merges a lock taken before or after another client's
+	// change of the tree: measured for docs/exhaustive.md, "What DPOR could save"; make prove's counts are
+	// the cache's without it.
+	looseProjection bool
 }
 
 // maxOrderedClients is how many clients' id streams Config.idStreams can reorder, and so the most clients

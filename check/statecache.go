@@ -268,7 +268,7 @@ func (t *stateTracker) foldEvents(r *run) {
 			continue // folded with what it did (foldDecision)
 		}
 		per[e.client] = appendEvent(per[e.client], e)
-		if crossClient(e) {
+		if crossClient(e) && (!r.cfg.looseProjection || e.kind != "model:apply") {
 			cross = appendEvent(cross, e)
 		}
 	}

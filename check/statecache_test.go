@@ -33,7 +33,8 @@ func cacheBound(v Variant, withFault bool) Config {
 // TestStateCacheAgreesWithFullSearch: the state cache is sound where it can be shown to be: on the recipe,
 // every primitive and every mutant, in bounds small enough for the search without it, the cached search
 // finds exactly the properties the full one finds violated, reaches the primitive's sharing exactly when
-// the full one does, and runs no more schedules.
+// the full one does, and runs no more schedules — and so does the cache with the looser projection
+// (Config.looseProjection), which make prove does not use.
 func TestStateCacheAgreesWithFullSearch(t *testing.T) {
 	caught, cut := 0, 0
 	for _, v := range Variants() {
@@ -52,15 +53,26 @@ func TestStateCacheAgreesWithFullSearch(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				full := exhaust(t, v.clients(), cfg, 0, false, stopOnNone, time.Time{})
 				cached := exhaust(t, v.clients(), cfg, 0, true, stopOnNone, time.Time{})
-				if !full.exhausted || !cached.exhausted {
-					t.Fatalf("a search stopped early: full exhausted %v, cached %v", full.exhausted, cached.exhausted)
+				looseCfg := cfg
+				looseCfg.looseProjection = true // the looser projection (Config.looseProjection), off by default
+				loose := exhaust(t, v.clients(), looseCfg, 0, true, stopOnNone, time.Time{})
+				if !full.exhausted || !cached.exhausted || !loose.exhausted {
+					t.Fatalf("a search stopped early: full exhausted %v, cached %v, loose %v", full.exhausted, cached.exhausted, loose.exhausted)
 				}
-				fullProps, cachedProps := slices.Sorted(maps.Keys(full.violated)), slices.Sorted(maps.Keys(cached.violated))
-				if !slices.Equal(fullProps, cachedProps) {
-					t.Errorf("the full search found %v violated, the cached one %v", fullProps, cachedProps)
+				fullProps := slices.Sorted(maps.Keys(full.violated))
+				for _, c := range []struct {
+					name string
+					res  exhaustiveResult
+				}{{"cached", cached}, {"loose", loose}} {
+					if props := slices.Sorted(maps.Keys(c.res.violated)); !slices.Equal(fullProps, props) {
+						t.Errorf("the full search found %v violated, the %s one %v", fullProps, c.name, props)
+					}
+					if full.shared != c.res.shared {
+						t.Errorf("the full search reached the sharing: %v, the %s one: %v", full.shared, c.name, c.res.shared)
+					}
 				}
-				if full.shared != cached.shared {
-					t.Errorf("the full search reached the sharing: %v, the cached one: %v", full.shared, cached.shared)
+				if loose.schedules > full.schedules || loose.states == 0 {
+					t.Errorf("full: %d schedules; loose: %d schedules, %d states", full.schedules, loose.schedules, loose.states)
 				}
 				if cached.schedules > full.schedules || full.pruned != 0 || full.states != 0 || cached.states == 0 {
 					t.Errorf("full: %d schedules, %d pruned, %d states; cached: %d schedules, %d states", full.schedules, full.pruned, full.states, cached.schedules, cached.states)
@@ -71,8 +83,8 @@ func TestStateCacheAgreesWithFullSearch(t *testing.T) {
 				if cached.pruned > 0 {
 					cut++
 				}
-				t.Logf("full %d schedules; cached %d schedules, %d cut at an explored state, %d states; violated %v",
-					full.schedules, cached.schedules, cached.pruned, cached.states, fullProps)
+				t.Logf("full %d schedules; cached %d schedules, %d cut at an explored state, %d states; loose %d schedules; violated %v",
+					full.schedules, cached.schedules, cached.pruned, cached.states, loose.schedules, fullProps)
 			})
 		}
 	}
