@@ -3,8 +3,6 @@ package check
 import (
 	"fmt"
 	"sync"
-
-	"github.com/anishathalye/porcupine"
 )
 
 // History records what clients of a real ZooKeeper (not the model) did, so that the checker's safety
@@ -158,10 +156,10 @@ func (h *History) Check() (property, verdict string) {
 	h.mu.Lock()
 	events := append([]*event(nil), h.events...)
 	h.mu.Unlock()
-	if !porcupine.CheckOperations(lockModel, toOps(lockHistory(events))) {
+	if !linearizable(lockModel, toOps(lockHistory(events))) {
 		return "safety", safetyVerdict(events)
 	}
-	if !porcupine.CheckOperations(registerModel, csOperations(events)) {
+	if !linearizable(registerModel, csOperations(events)) {
 		return "fenced-register", "critical sections interleaved on the fenced register (porcupine: not linearizable)"
 	}
 	if v := fencing(events); v != "" {

@@ -114,11 +114,11 @@ func (o *outcome) evaluatePrimitive(cfg Config, stuck []int, leftovers []string)
 	o.lockOps = lockHistory(o.history)
 	holds := validHolds(o.history)
 	o.shared = reachedSharing(cfg, holds)
-	if !porcupine.CheckOperations(holdModel(cfg), toOps(o.lockOps)) {
+	if !linearizable(holdModel(cfg), toOps(o.lockOps)) {
 		o.property, o.verdict = "safety", primitiveSafetyVerdict(cfg, o.history)
 		return
 	}
-	if cfg.Primitive != Semaphore && !porcupine.CheckOperations(registerModel, csOperations(o.history)) {
+	if cfg.Primitive != Semaphore && !linearizable(registerModel, csOperations(o.history)) {
 		o.property = "fenced-register"
 		o.verdict = "critical sections interleaved: a fenced access of the register saw or lost what an exclusive holder's read-modify-write did (porcupine: not linearizable)"
 		return

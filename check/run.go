@@ -309,7 +309,7 @@ func (r *run) setup(kind clients) error {
 		if err != nil {
 			return fmt.Errorf("connecting client %d: %w", i+1, err)
 		}
-		c := &client{id: id, conn: conn, reqs: make(chan regRequest, 1)}
+		c := &client{id: id, conn: conn, reqs: make(chan regRequest, 1), replies: make(chan regReply, 1)}
 		if r.seed != 0 {
 			c.holds = rand.New(rand.NewPCG(r.seed, uint64(id)))
 		}
@@ -333,7 +333,7 @@ func (r *run) setup(kind clients) error {
 	}()
 	for {
 		synctest.Wait()
-		p := r.srv.Pending()
+		p := r.pending()
 		if len(p) == 0 {
 			break
 		}
@@ -345,7 +345,7 @@ func (r *run) setup(kind clients) error {
 		return fmt.Errorf("creating %s: %w", lockDir, err)
 	}
 	admin.Close()
-	for p := r.srv.Pending(); len(p) > 0; p = r.srv.Pending() {
+	for p := r.pending(); len(p) > 0; p = r.pending() {
 		if err := r.srv.Do(p[0]); err != nil {
 			return err
 		}
@@ -432,7 +432,7 @@ func (r *run) windDown() {
 		if r.refuseRegisterRequests() {
 			continue
 		}
-		if p := r.srv.Pending(); len(p) > 0 {
+		if p := r.pending(); len(p) > 0 {
 			r.beginStep(p[0].String())
 			if err := r.srv.Do(p[0]); err != nil {
 				panic(fmt.Sprintf("check: model refused a step it offered: %v", err))
@@ -451,8 +451,8 @@ func (r *run) refuseRegisterRequests() bool {
 	refused := false
 	for _, c := range r.clients {
 		select {
-		case req := <-c.reqs:
-			c.pending = &req
+		case c.waiting = <-c.reqs:
+			c.pending = &c.waiting
 		default:
 		}
 		if c.pending != nil {
@@ -507,32 +507,69 @@ func historyOrder(a, b *event) int {
 
 // parseNotify reads "EventNodeDeleted /lock/x zxid=12".
 func parseNotify(detail string) (path string, zxid int64) {
-	f := strings.Fields(detail)
-	if len(f) >= 3 {
+	// strings.Fields' second and third fields, without the slice of them all: every notification is read.
+	var f [3]string
+	n := 0
+	for w := range strings.FieldsSeq(detail) {
+		f[n] = w
+		if n++; n == len(f) {
+			break
+		}
+	}
+	if n == len(f) {
 		path = f[1]
-		if n, ok := strings.CutPrefix(f[2], "zxid="); ok {
-			zxid, _ = strconv.ParseInt(n, 10, 64)
+		if z, ok := strings.CutPrefix(f[2], "zxid="); ok {
+			zxid, _ = strconv.ParseInt(z, 10, 64)
 		}
 	}
 	return path, zxid
 }
 
-// recordKind is the kind of the event of a model record of the given kind: "model:" and the record's.
+// recordKind is the kind of the event of a model record of the given kind: "model:" and the record's. The
+// model's record kinds (model.Record) are answered with constants, made once: every record is asked about.
 func recordKind(kind string) string {
-	if k, ok := recordKinds[kind]; ok {
-		return k
+	switch kind {
+	case "send":
+		return "model:send"
+	case "apply":
+		return "model:apply"
+	case "notify":
+		return "model:notify"
+	case "reply":
+		return "model:reply"
+	case "event":
+		return "model:event"
+	case "state":
+		return "model:state"
+	case "lose-request":
+		return "model:lose-request"
+	case "lose-reply":
+		return "model:lose-reply"
+	case "disconnect":
+		return "model:disconnect"
+	case "reconnect":
+		return "model:reconnect"
+	case "expire":
+		return "model:expire"
+	case "advance":
+		return "model:advance"
+	case "reap":
+		return "model:reap"
+	case "close":
+		return "model:close"
+	case "stop":
+		return "model:stop"
+	case "start":
+		return "model:start"
+	case "drop":
+		return "model:drop"
+	case "connect":
+		return "model:connect"
+	case "reconfig":
+		return "model:reconfig"
 	}
 	return "model:" + kind
 }
-
-// recordKinds are recordKind's answers for the model's record kinds (model.Record), made once.
-var recordKinds = func() map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{"send", "apply", "notify", "reply", "event", "state", "lose-request", "lose-reply", "disconnect", "reconnect", "expire", "advance", "reap", "close", "stop", "start", "drop", "connect", "reconfig"} {
-		m[k] = "model:" + k
-	}
-	return m
-}()
 
 // leftoverNodes lists the nodes of a model Dump that a client's Lock call left behind, in the Dump's order:
 // every ephemeral node under lockDir, and every node, ephemeral or persistent, that a client created (a

@@ -31,6 +31,7 @@ type choice struct {
 	name   string // the label's first word (a step kind's name, "cs-read", …), or the whole label when on is 0
 	on     byte   // 'c' when the label goes on to name client id, 's' server id
 	id     int
+	common labelName // the label's first word when it is one labelTable holds (name is then that word), or 0
 	what   choiceKind
 	step   model.Step              // stepChoice: the model step
 	cl     *client                 // answerChoice: the client whose register request is answered
@@ -52,6 +53,9 @@ func (c *choice) label() string {
 	if c.on == 0 {
 		return c.name
 	}
+	if c.common != 0 && c.id >= 0 && c.id < len(labelTable[0]) {
+		return labelTable[c.common][c.id]
+	}
 	key := labelKey{c.name, c.on, c.id}
 	if l, ok := labels.Load(key); ok {
 		return l.(string)
@@ -68,6 +72,49 @@ type labelKey struct {
 	name string
 	on   byte
 	id   int
+}
+
+// labelName is a label's first word that labelTable holds: a model step kind (its model.StepKind), or one of
+// the scheduler's own actions on a client.
+type labelName uint8
+
+const (
+	csRead labelName = labelName(model.StartServer) + 1 + iota
+	csWrite
+	csHold
+	cancelLabel
+	labelNames // how many there are (0 is none)
+)
+
+// labelTable holds, made at start, the labels of the choices of the first clients and servers, by their first
+// word and number: the label of every decision, found with neither a lookup in labels nor an allocation.
+var labelTable = func() (t [labelNames][16]string) {
+	for n := labelName(1); n < labelNames; n++ {
+		c := choice{name: n.String(), on: 'c', common: n}
+		if k := model.StepKind(n); n <= labelName(model.StartServer) && (k == model.StopServer || k == model.StartServer) {
+			c.on = 's'
+		}
+		for id := range t[n] {
+			c.id = id
+			t[n][id] = string(c.appendLabel(nil))
+		}
+	}
+	return t
+}()
+
+// String is the word: a step kind's name, "cs-read", "cs-write", "cs-hold" or "cancel".
+func (n labelName) String() string {
+	switch n {
+	case csRead:
+		return "cs-read"
+	case csWrite:
+		return "cs-write"
+	case csHold:
+		return "cs-hold"
+	case cancelLabel:
+		return "cancel"
+	}
+	return model.StepKind(n).String()
 }
 
 func (c *choice) appendLabel(b []byte) []byte {
@@ -294,8 +341,8 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 	// Register requests waiting for the scheduler.
 	for _, c := range r.clients {
 		select {
-		case req := <-c.reqs:
-			c.pending = &req
+		case c.waiting = <-c.reqs:
+			c.pending = &c.waiting
 		default:
 		}
 	}
@@ -307,14 +354,14 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		if c.pending == nil {
 			continue
 		}
-		kind := "cs-read"
+		kind := csRead
 		switch {
 		case c.pending.write:
-			kind = "cs-write"
+			kind = csWrite
 		case c.pending.hold:
-			kind = "cs-hold"
+			kind = csHold
 		}
-		progress = append(progress, choice{name: kind, on: 'c', id: c.id, what: answerChoice, cl: c})
+		progress = append(progress, choice{name: kind.String(), on: 'c', id: c.id, common: kind, what: answerChoice, cl: c})
 	}
 	if !allowFaults {
 		faults = nil
@@ -333,12 +380,18 @@ func (r *run) list(allowFaults bool) (progress, faults []choice) {
 		r.mu.Lock()
 		for _, c := range r.clients {
 			if c.inLock && c.cancel != nil {
-				faults = append(faults, choice{name: "cancel", on: 'c', id: c.id, what: cancelChoice, cancel: c.cancel})
+				faults = append(faults, choice{name: cancelLabel.String(), on: 'c', id: c.id, common: cancelLabel, what: cancelChoice, cancel: c.cancel})
 			}
 		}
 		r.mu.Unlock()
 	}
 	return progress, faults
+}
+
+// pending is the model's Pending in the run's buffer of steps (list's), which the next look reuses.
+func (r *run) pending() []model.Step {
+	r.stepBuf = r.srv.AppendPending(r.stepBuf[:0])
+	return r.stepBuf
 }
 
 // faultOfStep maps the model's fault steps to the fault kinds that enable them.
@@ -366,9 +419,17 @@ var advanceLabel = "advance " + advanceBy.String()
 // modelChoice is the choice of a model step; its label is the step's String.
 func modelChoice(st model.Step) choice {
 	if st.Kind == model.StopServer || st.Kind == model.StartServer {
-		return choice{name: st.Kind.String(), on: 's', id: st.Server, step: st}
+		return choice{name: st.Kind.String(), on: 's', id: st.Server, common: commonStep(st.Kind), step: st}
 	}
-	return choice{name: st.Kind.String(), on: 'c', id: st.Client, step: st}
+	return choice{name: st.Kind.String(), on: 'c', id: st.Client, common: commonStep(st.Kind), step: st}
+}
+
+// commonStep is the labelName of a step kind, or 0 if labelTable has none for it.
+func commonStep(k model.StepKind) labelName {
+	if k >= model.Apply && k <= model.StartServer {
+		return labelName(k)
+	}
+	return 0
 }
 
 // beginStep starts the next step of the history with the scheduler's decision.
@@ -407,7 +468,7 @@ func (r *run) idle() bool {
 	for d := time.Millisecond; d <= idleLimit; d *= 2 {
 		time.Sleep(d)
 		synctest.Wait()
-		if r.allDone() || len(r.srv.Pending()) > 0 {
+		if r.allDone() || len(r.pending()) > 0 {
 			return true
 		}
 		for _, c := range r.clients {

@@ -67,7 +67,9 @@ type client struct {
 	// deadline in virtual milliseconds since the start, or 0
 	deadline int64
 	inLock   bool
-	pending  *regRequest
+	pending  *regRequest // the request waiting for the scheduler's answer (&waiting), or nil
+	waiting  regRequest
+	replies  chan regReply // where the client's register requests are answered, one at a time
 	done     bool
 	seq      int
 	holds    *rand.Rand // a semaphore holder's hold times (holdSteps), or nil when the run has no seed
@@ -224,7 +226,7 @@ func lost(l Locker) bool {
 }
 
 func (r *run) register(c *client, req regRequest) regReply {
-	req.reply = make(chan regReply, 1)
+	req.reply = c.replies
 	c.reqs <- req
 	return <-req.reply
 }

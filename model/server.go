@@ -34,6 +34,7 @@ type Server struct {
 	sessionSets map[int64]bool
 	roSessions  map[int64]int // read-only (local) sessions and the member each is on (readonly.go)
 	localSess   map[int64]int // read-write local sessions and the member each is on (localsession.go)
+	scratch     []byte        // where apply builds a record's text, reused under mu
 }
 
 type config struct {
@@ -699,9 +700,8 @@ func (s *Server) apply(c *Conn) {
 	res, notes := s.core.Apply(c.session, cl.req)
 	s.noteRead(c.servedBy(), cl.req, res)
 	if s.cfg.observer != nil {
-		text := cl.String()
-		b := make([]byte, 0, len(text)+48)
-		s.recordText(c, "apply", string(appendResult(append(append(b, text...), " -> "...), cl.req, res)))
+		s.scratch = appendResult(append(append(s.scratch[:0], cl.String()...), " -> "...), cl.req, res)
+		s.recordText(c, "apply", string(s.scratch))
 	}
 	// The server sends the notifications a transaction fires before its reply, to every session.
 	s.route(notes)
