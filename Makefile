@@ -57,7 +57,7 @@ pct-table: ## docs/checker.md's PCT table: interleavings and time to each mutant
 test: zookeeper clientdeps vet ## run every test, the real-ensemble ones included
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
-check: ## the main job, on the fake: check the recipe and every mutant, print the table (N=10000 interleavings); traces go to out/traces
+check: ## the main job, on the fake: check the recipe and every mutant, print the table (N=10000 interleavings a row; a mutant's row stops at its first failure, within 50,000); traces go to out/traces
 	@echo "make check: failure traces go to $(CHECK_TRACES)"
 	$(GO) test -count=1 -timeout 60m -v -run '^TestCheckAll$$' ./check -check.n=$(or $(N),10000) -check.traces=$(CHECK_TRACES) -check.shrink=20s \
 		| grep -v -E '^(=== RUN|=== NAME|\s+--- PASS|PASS$$)'; exit $${PIPESTATUS[0]}

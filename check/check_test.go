@@ -55,9 +55,12 @@ func shrinkTime() time.Duration {
 
 // checks is how many interleavings TestExploreVariant explores of v: -check.n when set, else 2,000 for a
 // mutex variant that must pass (500 for another primitive's, or for a mutant caught by a reachability
-// property, which runs them all) and a cap of 10,000 for one that must fail.
+// property, which runs them all); for a mutant that must fail, a cap of at least mutantCap, -check.n or not.
 func checks(v Variant) int {
+	mutant := v.Expect != "" && !isReachability(v.Expect)
 	switch {
+	case *flagN > 0 && mutant:
+		return max(*flagN, mutantCap)
 	case *flagN > 0:
 		return *flagN
 	case v.Config.Primitive == Semaphore && v.Config.Leases > 1 && (v.Expect == "" || isReachability(v.Expect)):
@@ -73,10 +76,16 @@ func checks(v Variant) int {
 	case v.Expect == "":
 		return 2000
 	}
-	// A mutant's run stops at its first failure, so a high cap costs only the time to find it; at 1,000 the
-	// wire version of mutant f (lost requests) went uncaught about once in five runs of go test.
-	return 10000
+	return mutantCap
 }
+
+// mutantCap is the fewest interleavings a mutant's row may explore to find its bug. A mutant's run stops at
+// its first failure, so a high cap costs only the time to find it, and a low one makes make check flaky: at
+// 1,000 the wire version of mutant f (lost requests) went uncaught about once in five runs of go test, and at
+// 10,000 semaphore-mutant-e (three holders at once on two leases) about once in seventy — its first failure
+// came after 23 to 9,841 interleavings in 16 seeds (rapid seeds 1–16, mean about 2,300), so a miss in
+// 50,000 is a chance in some 10^9.
+const mutantCap = 50000
 
 // TestExploreVariant explores one variant (-check.variant, the recipe by default) and fails on a violation;
 // TestCheckAll runs it in a child process for each variant, where a mutant's expected failure is the point.
