@@ -125,7 +125,7 @@ func measureClasses(t *testing.T, row proofRow) classRow {
 	return m
 }
 
-// TestDPORLowerBound measures what DPOR could save the preemption-bounded search (classes.go): the classes
+// TestDPORLowerBound measures what DPOR could save the preemption-bounded search (classes_measure_test.go): the classes
 // among the complete schedules of the search without reduction — a lower bound on the schedules any DPOR
 // under the sleep sets' relation runs — beside the schedules the search runs with its state cache. Without
 // -check.classes.rows it measures small bounds and checks the count is the same twice over.
