@@ -164,6 +164,12 @@ type Config struct {
 	// this many times, with at most MaxFault faults anywhere (see preemption.go). Unpreempted asks for none;
 	// 0 keeps the search of every sequence of Steps decisions, each followed by a fair drain.
 	Preemptions int
+	// DPOR makes a preemption-bounded exhaustive search (Preemptions set) reduce by dynamic partial-order
+	// reduction — bounded POR, which explores at each decision point only the clients that races in the runs
+	// so far call for (see dpor.go) — instead of by the state cache. The same verdicts; fewer schedules
+	// where clients' steps mostly commute, more where the cache merges much. It runs as one search (not
+	// split among workers or -check.shard parts). -check.dpor sets it.
+	DPOR bool
 	// Budget, if positive, stops an exhaustive search after this much wall time; the Report then says the
 	// bound was not exhausted.
 	Budget time.Duration
@@ -447,6 +453,9 @@ func runWith(t *testing.T, kind clients, cfg Config) Report {
 		cfg.Strategy = ReplayTrace(*flagReplay)
 	}
 	if err := validIDOrders(cfg, kind, strategyOf(cfg), flagPart(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := validDPOR(cfg, strategyOf(cfg), flagPart(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := probe(t, kind, cfg); err != nil {

@@ -94,25 +94,7 @@ var visibleKinds = map[string]bool{
 
 // independent reports whether decisions a and b, with the effects they had, commute.
 func independent(a string, ea effect, b string, eb effect) bool {
-	ca, cb := decisionClient(a), decisionClient(b)
-	ka, kb := decisionKind(a), decisionKind(b)
-	switch {
-	case ca == 0 || cb == 0 || ca == cb:
-		return false
-	case globalKinds[ka] || globalKinds[kb]:
-		return false
-	case sharedKinds[ka] && sharedKinds[kb]:
-		return false
-	case strings.HasPrefix(ka, "cs-") && strings.HasPrefix(kb, "cs-"):
-		return false
-	case ea.visible && eb.visible:
-		return false
-	case slices.Contains(ea.touched, cb) || slices.Contains(eb.touched, ca):
-		return false
-	case slices.Contains(ea.touched, 0) || slices.Contains(eb.touched, 0):
-		return false
-	}
-	return true
+	return depInfoOf(a, ea).independentOf(depInfoOf(b, eb))
 }
 
 // effectOf is what the decision that began step did: its step's events, the reactions included. events are
@@ -146,12 +128,16 @@ type frame struct {
 	effects  map[string]effect // what each option taken here did
 	sleep    map[string]effect // options that sleep here, with what they did where they were explored
 	tracked  *trackedState     // the state cache's digests here, so that a run replaying the path skips them
+	dp       *dporPoint        // the point's backtrack set, when the search is DPOR's (dpor.go)
 }
 
 func (f *frame) chosen() string { return f.options[f.next] }
 
 // advance moves to the next option that neither sleeps nor was explored; false when none is left.
 func (f *frame) advance() bool {
+	if f.dp != nil {
+		return f.dp.advance(f)
+	}
 	if f.next >= 0 {
 		f.explored = append(f.explored, f.chosen())
 	}
@@ -176,6 +162,10 @@ type search struct {
 	bound int
 	// cache, when set, holds the states explored (statecache.go): a run that reaches one is cut there.
 	cache *stateCache
+	// dpor makes the preemption-bounded search explore each point's backtrack set only (dpor.go); fresh is
+	// the first decision of the next run that no earlier run took after the same prefix.
+	dpor  bool
+	fresh int
 
 	mu        sync.Mutex // guards the counts, which the progress line reads
 	schedules int        // runs that completed and were judged
@@ -265,6 +255,9 @@ func (d *dfsDecider) choose(progress, faults []choice) (string, error) {
 		return f.chosen(), nil
 	}
 	f := &frame{options: labels, next: -1, effects: map[string]effect{}, sleep: map[string]effect{}, tracked: tracked}
+	if s.dpor {
+		f.dp = newDPORPoint(labels, &d.preemption)
+	}
 	if k > 0 && s.reduce {
 		p := s.stack[k-1]
 		c := p.chosen()
@@ -308,6 +301,7 @@ func (s *search) backtrack() bool {
 	for len(s.stack) > s.floor {
 		f := s.stack[len(s.stack)-1]
 		if f.next >= 0 && f.advance() {
+			s.fresh = len(s.stack) - 1
 			return true
 		}
 		s.stack = s.stack[:len(s.stack)-1]
@@ -338,14 +332,20 @@ const (
 // not exhausted, when the deadline passes.
 func exhaust(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time) exhaustiveResult {
 	t.Helper()
-	s := &search{reduce: reduce, depth: depth, bound: searchBound(cfg)}
+	return exhaustSeeing(t, kind, cfg, depth, reduce, stopOn, deadline, nil)
+}
+
+// exhaustSeeing is exhaust, with onRun (if set) seeing every run as it ends.
+func exhaustSeeing(t *testing.T, kind clients, cfg Config, depth int, reduce bool, stopOn string, deadline time.Time, onRun func(*outcome)) exhaustiveResult {
+	t.Helper()
+	s := &search{reduce: reduce, depth: depth, bound: searchBound(cfg), dpor: dporOf(cfg)}
 	if cachingOf(kind, cfg, reduce) {
 		s.cache = newStateCache()
 	}
 	if s.bound >= 0 {
 		s.depth, s.reduce = 0, false // complete runs, without sleep sets (preemption.go)
 	}
-	return s.run(t, kind, cfg, stopOn, deadline, nil)
+	return s.run(t, kind, cfg, stopOn, deadline, onRun)
 }
 
 // run searches from the search's stack (empty: the whole tree) until the tree below its floor is exhausted,
@@ -361,6 +361,9 @@ func (s *search) run(t *testing.T, kind clients, cfg Config, stopOn string, dead
 			out = executeWith(kind, cfg, &dfsDecider{s: s})
 		})
 		s.recordEffects(out)
+		if s.dpor {
+			s.addRaces()
+		}
 		s.mu.Lock()
 		if out.pruned {
 			s.pruned++
@@ -465,6 +468,9 @@ func (x *exploration) exhaustive() (Report, *outcome) {
 		deadline = x.started.Add(cfg.Budget)
 	}
 	rep := Report{Exhaustive: true, Workers: x.workers, Part: x.part.String(), FailIndex: -1}
+	if dporOf(cfg) {
+		rep.Workers = 1 // one search (dpor.go)
+	}
 	res := x.split(cfg.Steps, stopOnAny, deadline, true)
 	rep.Schedules, rep.Pruned, rep.DecisionPoints, rep.Exhausted = res.schedules, res.pruned, res.points, res.exhausted
 	rep.States = res.states

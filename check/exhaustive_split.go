@@ -50,7 +50,7 @@ type shardSubtree = shard.Subtree
 func cloneStack(stack []*frame) []*frame {
 	out := make([]*frame, len(stack))
 	for i, f := range stack {
-		out[i] = &frame{options: f.options, next: f.next, explored: slices.Clone(f.explored), effects: maps.Clone(f.effects), sleep: maps.Clone(f.sleep), tracked: f.tracked}
+		out[i] = &frame{options: f.options, next: f.next, explored: slices.Clone(f.explored), effects: maps.Clone(f.effects), sleep: maps.Clone(f.sleep), tracked: f.tracked, dp: f.dp.clone()}
 	}
 	return out
 }
@@ -84,6 +84,9 @@ func (x *exploration) roots(depth, d int, reduce bool, deadline time.Time) (root
 // deepening, which reduces a failure already found). It stops at the first failure in the tree's order
 // whose property stopOn names (stopOnAny: any).
 func (x *exploration) split(depth int, stopOn string, deadline time.Time, owned bool) splitResult {
+	if dporOf(x.cfg) {
+		return x.dporSearch(stopOn, deadline)
+	}
 	reduce := !x.cfg.NoReduction && searchBound(x.cfg) < 0 // sleep sets are off under a preemption bound (preemption.go)
 	d := max(min(splitDepth, depth-1), 0)
 	if searchBound(x.cfg) >= 0 {

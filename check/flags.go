@@ -27,6 +27,8 @@ import (
 //	-check.report=FILE   write what the search (or its part) found as JSON, for `zkmodel merge`
 //	-check.idorders      with the exhaustive search, search every order of the clients' node ids (sets
 //	                     Config.NodeIDOrders: Clients! searches of the bound, at most 6 clients; Run only)
+//	-check.dpor          with the preemption-bounded exhaustive search, reduce by DPOR instead of the state
+//	                     cache (sets Config.DPOR; one search, no -check.shard)
 //
 // For example, after a failure of TestMyLock:
 //
@@ -42,6 +44,7 @@ var (
 	flagPCTDepth = flag.Int("check.pct.depth", 0, "check.Run: the depth d of PCT's runs, 1 to 10 (default 3), with -check.strategy=pct or portfolio")
 	flagShard    = flag.String("check.shard", "", "check.Run: run only part i of n of the search, as i/n counting from 0 (merge the parts' -check.report files with zkmodel merge)")
 	flagReport   = flag.String("check.report", "", "check.Run: write what the search (or its -check.shard part) found as JSON to this file, for zkmodel merge")
+	flagDPOR     = flag.Bool("check.dpor", false, "check.Run: with the preemption-bounded exhaustive search, reduce by DPOR instead of the state cache (sets Config.DPOR)")
 	flagIDOrders = flag.Bool("check.idorders", false, "check.Run: with the exhaustive search, search every order of the clients' node ids (sets Config.NodeIDOrders)")
 )
 
@@ -61,6 +64,9 @@ func fromFlags(cfg Config) Config {
 	}
 	if *flagIDOrders {
 		cfg.NodeIDOrders = true
+	}
+	if *flagDPOR {
+		cfg.DPOR = true
 	}
 	return cfg
 }

@@ -115,7 +115,9 @@ func (x *exploration) fewestPreemptions(fail *outcome, bound int, deadline time.
 	}
 	// Every schedule without preemption or fault, for the shortest.
 	y := x.withBound(level)
-	all := exhaust(y.t, y.kind, y.cfg, 0, false, stopOnNone, deadline) // no state cache: it may cut a shorter schedule
+	every := y.cfg
+	every.DPOR = false                                                 // nor DPOR, which leaves reorderings out
+	all := exhaust(y.t, y.kind, every, 0, false, stopOnNone, deadline) // no state cache: it may cut a shorter schedule
 	runs += all.schedules + all.pruned
 	if sh := all.shortest[fail.property]; sh != nil && sh.explored < fail.explored {
 		fail = sh

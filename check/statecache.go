@@ -338,7 +338,7 @@ func (t *stateTracker) key(r *run, labels []string) stateKey {
 }
 
 // cachingOf says whether a search of cfg on kind caches states: under a preemption bound, with reduction,
-// on the model's own clients.
+// on the model's own clients, unless the search is DPOR's (dpor.go).
 func cachingOf(kind clients, cfg Config, reduce bool) bool {
-	return reduce && searchBound(cfg) >= 0 && kind.name == modelKind
+	return reduce && searchBound(cfg) >= 0 && kind.name == modelKind && !dporOf(cfg)
 }

@@ -133,3 +133,22 @@ func (e *userElection) Resign(context.Context) error {
 }
 
 func (e *userElection) Token() int64 { return e.token }
+
+// TestRunProvesAUsersLockWithDPOR: a user's proof of a lock within a preemption bound, by DPOR (Config.DPOR)
+// through Run as a user calls it: every complete schedule of two clients with at most two preemptions
+// passes, one search (one worker), in fewer schedules than the same bound without reduction. (Mutants under
+// DPOR: TestProve, whose rows without a fault reduce by it.)
+func TestRunProvesAUsersLockWithDPOR(t *testing.T) {
+	lock := func(conn recipe.Conn, path string) Locker {
+		return recipe.NewLock(conn.(recipe.WatchConn), path, recipe.WithRandom(RandFor(conn)))
+	}
+	cfg := Config{Name: "users-proof", Clients: 2, Rounds: 1, Exhaustive: true, Preemptions: 2, TraceDir: t.TempDir()}
+	plain := cfg
+	plain.NoReduction = true
+	full := Run(t, lock, plain)
+	cfg.DPOR = true
+	rep := Run(t, lock, cfg)
+	if rep.Failed || !rep.Exhausted || rep.Workers != 1 || rep.Schedules == 0 || rep.Schedules >= full.Schedules {
+		t.Errorf("DPOR: %s (workers %d, schedules %d); without reduction: %d schedules", rep, rep.Workers, rep.Schedules, full.Schedules)
+	}
+}
