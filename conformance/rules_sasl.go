@@ -49,6 +49,11 @@ var saslRules = []rule{
 		g := h.path("g")
 		h.guarded(owner, g, []byte("g")) // the owner's digest alone may do anything
 		mustCreate(t, owner, g+"/k", nil, zk.FlagPersistent)
+		// On an ensemble the SASL sessions may sit on servers that have not applied the owner's creates yet,
+		// and the owner on one that has not applied the super user's writes: a session sees another's
+		// writes only after a sync.
+		mustSync(t, super, g+"/k")
+		mustSync(t, user, g+"/k")
 		for _, a := range []attempt{
 			{"the SASL user's Get", func() error { _, _, err := user.Get(g); return err }, zk.ErrNoAuth},
 			{"the SASL user's Set", func() error { _, err := user.Set(g, []byte("u"), -1); return err }, zk.ErrNoAuth},
@@ -62,6 +67,7 @@ var saslRules = []rule{
 		} {
 			a.check(t)
 		}
+		mustSync(t, owner, g)
 		data, _, err := owner.Get(g)
 		if err != nil || string(data) != "s" {
 			t.Fatalf("Get(%q) by its owner = %q, %v; want the super user's data s", g, data, err)
@@ -70,6 +76,8 @@ var saslRules = []rule{
 		if _, err := super.SetACL(g, want, -1); err != nil {
 			t.Fatalf("the SASL super user's SetACL: %v", err)
 		}
+		mustSync(t, owner, g)
+		mustSync(t, user, g)
 		acl, _, err := owner.GetACL(g)
 		if err != nil || !slices.Equal(acl, want) {
 			t.Fatalf("GetACL(%q) = %s, %v; want the super user's %s", g, formatACL(acl), err, formatACL(want))
