@@ -91,8 +91,7 @@ type dporPoint struct {
 	progress  []bool // each option is a client's progress choice (not a fault)
 	offered   []int  // the clients with a progress choice here before the bound cut any
 	running   int    // the running client before this point; -1 before the first progress decision
-	backtrack []bool // the options to explore here
-	done      []bool // the options explored here
+	backtrack []bool // the options to explore here (frame.explored holds those explored)
 }
 
 // newDPORPoint is a point offering options (of which p's last point's progress labels are the progress
@@ -104,7 +103,6 @@ func newDPORPoint(options []string, p *preemption) *dporPoint {
 		progress:  make([]bool, len(options)),
 		running:   -1,
 		backtrack: make([]bool, len(options)),
-		done:      make([]bool, len(options)),
 	}
 	if p.started {
 		dp.running = p.running
@@ -160,11 +158,10 @@ func (dp *dporPoint) addRace(c int) {
 // advance moves f to the first option of its backtrack set not explored yet; false when none is left.
 func (dp *dporPoint) advance(f *frame) bool {
 	if f.next >= 0 {
-		dp.done[f.next] = true
 		f.explored = append(f.explored, f.chosen())
 	}
-	for i := range f.options {
-		if dp.backtrack[i] && !dp.done[i] {
+	for i, o := range f.options {
+		if dp.backtrack[i] && !slices.Contains(f.explored, o) {
 			f.next = i
 			return true
 		}
@@ -185,14 +182,16 @@ func (s *search) addRaces() {
 		path = path[:len(path)-1]
 	}
 	n := len(path)
-	info := make([]depInfo, n)
-	for i, f := range path {
-		info[i] = depInfoOf(f.chosen(), f.effects[f.chosen()])
+	info := s.raceInfo[:0]
+	for _, f := range path {
+		info = append(info, depInfoOf(f.chosen(), f.effects[f.chosen()]))
 	}
 	// before[j] is the set of decisions that happen before decision j: the transitive closure of
-	// dependence in the run's order, a bit per decision.
+	// dependence in the run's order, a bit per decision. Both buffers serve the search's next runs too.
 	words := (n + 63) / 64
-	before := make([]uint64, n*words)
+	before := slices.Grow(s.raceBefore[:0], n*words)[:n*words]
+	clear(before)
+	s.raceInfo, s.raceBefore = info, before
 	for j := 0; j < n; j++ {
 		bj := before[j*words : (j+1)*words]
 		for i := j - 1; i >= 0; i-- {
@@ -237,7 +236,7 @@ func (dp *dporPoint) clone() *dporPoint {
 		return nil
 	}
 	c := *dp
-	c.backtrack, c.done = slices.Clone(dp.backtrack), slices.Clone(dp.done)
+	c.backtrack = slices.Clone(dp.backtrack)
 	return &c
 }
 

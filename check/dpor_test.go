@@ -1,11 +1,9 @@
 package check
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zkmodel/zkmodel/check/shard"
 )
@@ -112,26 +110,30 @@ func TestDPORBadSettingsAreRefusedClearly(t *testing.T) {
 
 // TestDPORAgreesOverTheWire: DPOR needs no state of the model, only what each step did, so it reduces
 // RunZK's searches too (go-zookeeper's clients, which the state cache cannot hash): on the recipe and on
-// go-zookeeper's own lock over the wire, two clients and one preemption, it finds what the full search
-// finds, with the same final states of the model, in no more schedules.
+// go-zookeeper's own lock over the wire (two clients, one preemption), and on two mutants over the wire
+// whose bugs need two preemptions, it finds what the full search finds, with the same final states of the
+// model, in no more schedules.
 func TestDPORAgreesOverTheWire(t *testing.T) {
-	for _, name := range []string{"recipe-wire", "zk-lock"} {
-		t.Run(name, func(t *testing.T) {
-			v, err := VariantByName(name)
+	caught := 0
+	for _, c := range []struct {
+		name        string
+		preemptions int
+	}{{"recipe-wire", 1}, {"zk-lock", 1}, {"mutant-b-ignore-gone-wire", 2}, {"mutant-d-order-by-name-wire", 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := VariantByName(c.name)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg := cacheBound(v, false)
-			fullEnds, dporEnds := map[string]bool{}, map[string]bool{}
-			full := exhaustSeeing(t, v.clients(), cfg, 0, false, stopOnNone, time.Time{}, endsInto(fullEnds))
-			cfg.DPOR = true
-			dpor := exhaustSeeing(t, v.clients(), cfg, 0, true, stopOnNone, time.Time{}, endsInto(dporEnds))
-			fullProps, dporProps := slices.Sorted(maps.Keys(full.violated)), slices.Sorted(maps.Keys(dpor.violated))
-			if !full.exhausted || !dpor.exhausted || !slices.Equal(fullProps, dporProps) || full.shared != dpor.shared || !maps.Equal(fullEnds, dporEnds) || dpor.schedules > full.schedules {
-				t.Errorf("full: %d schedules, %v violated, %d final states; DPOR: %d schedules, %v violated, %d final states (the same: %v)",
-					full.schedules, fullProps, len(fullEnds), dpor.schedules, dporProps, len(dporEnds), maps.Equal(fullEnds, dporEnds))
+			cfg.Preemptions = c.preemptions
+			full, dpor, finals := fullAndDPOR(t, v.clients(), cfg)
+			if len(full.violated) > 0 {
+				caught++
 			}
-			t.Logf("full %d schedules, DPOR %d", full.schedules, dpor.schedules)
+			t.Logf("full %d schedules, DPOR %d; %d final states; violated %d properties", full.schedules, dpor.schedules, finals, len(full.violated))
 		})
+	}
+	if caught < 2 {
+		t.Errorf("%d of the searches found a violation: the comparison says little", caught)
 	}
 }

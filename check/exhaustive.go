@@ -166,6 +166,9 @@ type search struct {
 	// the first decision of the next run that no earlier run took after the same prefix.
 	dpor  bool
 	fresh int
+	// raceInfo and raceBefore are addRaces' buffers, reused from run to run.
+	raceInfo   []depInfo
+	raceBefore []uint64
 
 	mu        sync.Mutex // guards the counts, which the progress line reads
 	schedules int        // runs that completed and were judged
