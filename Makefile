@@ -3,6 +3,15 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
+# Go's collector paced at 400% heap growth instead of 100% for everything make runs. The checker's runs make
+# and drop much garbage — go-zookeeper allocates a 1.5 MiB send buffer for every client of every run of a
+# -wire row or RunZK — over a live heap of a few MiB, so at Go's default it collects about once a run. At 400
+# make check took 446 s of CPU instead of 529 (4 min 9 s instead of 5 min 3 s on 2 shared cores; the same
+# 47 rows, every one with the same verdict), and BenchmarkExplore peaked at 66 MiB instead of 37
+# (docs/scale.md). GOGC from the environment or the command line wins.
+GOGC     ?= 400
+export GOGC
+
 .PHONY: help test check prove traces replay ensemble real herd fidelity gozk bench bench-explore pct-table vet fmt zookeeper clientdeps serve
 
 # Where make check writes the traces of what it finds: a git-ignored scratch directory, so that the main job
@@ -47,8 +56,8 @@ bench: ## the benchmarks on the fake (model, recipe, check), as a table; BENCH=r
 				printf "%-52s %12s %14s %12s %12s  %s\n", $$1, $$2, ns, b, a, other } \
 			/^(FAIL|panic)/ { print; failed = 1 } END { exit failed }'; exit $${PIPESTATUS[0]}
 
-bench-explore: ## the checker's interleavings/s on one core, this tree against BASE, side by side: make bench-explore BASE=e4ea55a [ROUNDS=5]
-	@scripts/bench-explore.sh $(or $(BASE),e4ea55a) $(or $(ROUNDS),5)
+bench-explore: ## the checker's interleavings/s on one core, this tree against BASE, side by side: make bench-explore BASE=e4ea55a [ROUNDS=5] [GOZK_SEND_BUFFER=65536, a what-if]
+	@GOZK_SEND_BUFFER=$(GOZK_SEND_BUFFER) scripts/bench-explore.sh $(or $(BASE),e4ea55a) $(or $(ROUNDS),5)
 
 pct-table: ## docs/checker.md's PCT table: interleavings and time to each mutant's first failure, random against PCT (median of 10 seeds, one core)
 	@echo "load average: $$(cut -d' ' -f1-3 /proc/loadavg), $$(nproc) cores"

@@ -7,7 +7,13 @@
 # alternately — base then head, head then base, and so on for ROUNDS rounds (default 5), so that the load
 # of a shared machine falls on both alike. It prints, per row, the median interleavings per second of each
 # side, by the wall clock and per CPU-second (the process's user and system time, which the others' load
-# disturbs less), and the median of the rounds' ratios (head over base, measured one right after the other). Everything it makes is in a temporary directory, removed on exit with the worktree.
+# disturbs less), and the median of the rounds' ratios (head over base, measured one right after the other).
+# Everything it makes is in a temporary directory, removed on exit with the worktree.
+#
+# GOZK_SEND_BUFFER=BYTES builds head against a temporary copy of go-zookeeper whose zk.Connect allocates
+# BYTES for its send buffer instead of 1.5 MiB: a what-if that measures what that allocation costs the wire
+# rows (docs/checker.md), never a build to ship — go-zookeeper v1.0.4 allocates the buffer before any
+# option runs, so a user's build cannot avoid it.
 set -euo pipefail
 
 base=${1:?usage: scripts/bench-explore.sh BASE [ROUNDS]   e.g. scripts/bench-explore.sh e4ea55a 5}
@@ -19,6 +25,7 @@ repo=$(git rev-parse --show-toplevel)
 cd "$repo"
 base_commit=$(git rev-parse --verify --quiet "$base^{commit}") || { echo "bench-explore: $base is not a commit" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench-explore: ROUNDS must be a positive number, not $rounds" >&2; exit 2; }
+[[ -z ${GOZK_SEND_BUFFER:-} || $GOZK_SEND_BUFFER =~ ^[1-9][0-9]*$ ]] || { echo "bench-explore: GOZK_SEND_BUFFER must be a size in bytes, not $GOZK_SEND_BUFFER" >&2; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-explore.XXXXXX")
 cleanup() {
@@ -35,7 +42,22 @@ cp check/bench_explore_test.go "$tmp/base/check/"
 grep -qs '^func inTest(' "$tmp"/base/check/*_test.go || cp check/bench_helpers_test.go "$tmp/base/check/"
 echo "building check's test binaries: base $(git rev-parse --short "$base_commit"), head $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' with uncommitted changes')" >&2
 (cd "$tmp/base" && "$go" test -c -o "$tmp/base.test" ./check)
-"$go" test -c -o "$tmp/head.test" ./check
+if [[ -n ${GOZK_SEND_BUFFER:-} ]]; then
+	# A what-if, never a build anyone ships: head against a copy of go-zookeeper whose zk.Connect allocates
+	# GOZK_SEND_BUFFER bytes for its send buffer instead of 1.5 MiB, through a go.mod of the temporary
+	# directory's own (-modfile), so that the work tree is not touched.
+	zkdir=$("$go" list -m -f '{{.Dir}}' github.com/go-zookeeper/zk)
+	cp -r "$zkdir" "$tmp/zk" && chmod -R u+w "$tmp/zk"
+	alloc='buf:            make([]byte, bufferSize),'
+	[[ $(grep -cF "$alloc" "$tmp/zk/conn.go") == 1 ]] || { echo "bench-explore: $zkdir/conn.go has no single '$alloc' (another go-zookeeper version?): cannot make the what-if build" >&2; exit 2; }
+	sed -i "s/make(\[\]byte, bufferSize),/make([]byte, $GOZK_SEND_BUFFER),/" "$tmp/zk/conn.go"
+	cp go.mod "$tmp/head.mod" && cp go.sum "$tmp/head.sum"
+	"$go" mod edit -replace "github.com/go-zookeeper/zk=$tmp/zk" "$tmp/head.mod"
+	echo "head is built with go-zookeeper's send buffer at $GOZK_SEND_BUFFER bytes (a what-if: GOZK_SEND_BUFFER)" >&2
+	"$go" test -modfile="$tmp/head.mod" -c -o "$tmp/head.test" ./check
+else
+	"$go" test -c -o "$tmp/head.test" ./check
+fi
 
 # run SIDE: one pass of BenchmarkExplore, its rates appended to $tmp/rates as "row side wall-rate cpu-rate round".
 run() {
@@ -71,4 +93,4 @@ for row in $(awk '{ print $1 }' "$tmp/rates" | awk '!seen[$0]++'); do
 		-v bc="$(rate "$row" base 4)" -v hc="$(rate "$row" head 4)" -v rc="$(ratio "$row" 4)" \
 		'BEGIN { printf "%-16s %14.1f %14.1f %6.2fx   %14.1f %14.1f %6.2fx\n", r, bw, hw, rw, bc, hc, rc }'
 done
-echo "(base $(git rev-parse --short "$base_commit"), head $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' with uncommitted changes'))"
+echo "(base $(git rev-parse --short "$base_commit"), head $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' with uncommitted changes')${GOZK_SEND_BUFFER:+, head with a go-zookeeper send buffer of $GOZK_SEND_BUFFER bytes})"
