@@ -3,12 +3,10 @@ GO       ?= go
 PKGS     ?= ./...
 SHELL    := /bin/bash
 
-# Go's collector paced at 400% heap growth instead of 100% for everything make runs. The checker's runs make
-# and drop much garbage — go-zookeeper allocates a 1.5 MiB send buffer for every client of every run of a
-# -wire row or RunZK — over a live heap of a few MiB, so at Go's default it collects about once a run. At 400
-# make check took 446 s of CPU instead of 529 (4 min 9 s instead of 5 min 3 s on 2 shared cores; the same
-# 47 rows, every one with the same verdict), and BenchmarkExplore peaked at 66 MiB instead of 37
-# (docs/scale.md). GOGC from the environment or the command line wins.
+# Go's collector paced at 400% heap growth instead of 100% for everything make runs: a search drops much
+# garbage (go-zookeeper's 1.5 MiB send buffer per client per run) over a small live heap, and at the default
+# collects about once a run. What it saves and costs, measured: docs/scale.md.
+# A GOGC from the environment or the command line wins.
 GOGC     ?= 400
 export GOGC
 

@@ -48,9 +48,10 @@ if [[ -n ${GOZK_SEND_BUFFER:-} ]]; then
 	# directory's own (-modfile), so that the work tree is not touched.
 	zkdir=$("$go" list -m -f '{{.Dir}}' github.com/go-zookeeper/zk)
 	cp -r "$zkdir" "$tmp/zk" && chmod -R u+w "$tmp/zk"
-	alloc='buf:            make([]byte, bufferSize),'
+	alloc='make([]byte, bufferSize),' # the send buffer's, in zk.Connect's struct literal (go-zookeeper v1.0.4)
 	[[ $(grep -cF "$alloc" "$tmp/zk/conn.go") == 1 ]] || { echo "bench-explore: $zkdir/conn.go has no single '$alloc' (another go-zookeeper version?): cannot make the what-if build" >&2; exit 2; }
-	sed -i "s/make(\[\]byte, bufferSize),/make([]byte, $GOZK_SEND_BUFFER),/" "$tmp/zk/conn.go"
+	awk -v old="$alloc" -v new="make([]byte, $GOZK_SEND_BUFFER)," '{ i = index($0, old); if (i) $0 = substr($0, 1, i - 1) new substr($0, i + length(old)) } 1' \
+		"$tmp/zk/conn.go" >"$tmp/conn.go" && mv "$tmp/conn.go" "$tmp/zk/conn.go"
 	cp go.mod "$tmp/head.mod" && cp go.sum "$tmp/head.sum"
 	"$go" mod edit -replace "github.com/go-zookeeper/zk=$tmp/zk" "$tmp/head.mod"
 	echo "head is built with go-zookeeper's send buffer at $GOZK_SEND_BUFFER bytes (a what-if: GOZK_SEND_BUFFER)" >&2
